@@ -1,0 +1,57 @@
+// Fails when a package's runtime dependencies go against the direction of imports
+// drawn in ARCHITECTURE.md, or when its sources import a sibling it does not declare.
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const allowed = {
+  'agent-facts': [],
+  'code-runtime': [],
+  'event-log': ['agent-facts'],
+  model: ['agent-facts'],
+  tools: ['agent-facts', 'code-runtime'],
+  conversation: ['agent-facts'],
+  engine: ['agent-facts', 'event-log', 'model', 'tools', 'code-runtime'],
+};
+
+const problems = [];
+for (const dir of readdirSync('packages')) {
+  const file = join('packages', dir, 'package.json');
+  if (!existsSync(file)) continue;
+  const pkg = JSON.parse(readFileSync(file, 'utf8'));
+  if (!(dir in allowed)) {
+    problems.push(`packages/${dir}: not in the direction of imports; add it to tooling/check-deps.mjs`);
+    continue;
+  }
+  const runtime = { ...(pkg.dependencies ?? {}), ...(pkg.peerDependencies ?? {}) };
+  for (const name of Object.keys(runtime)) {
+    if (!name.startsWith('@factum/')) continue;
+    const target = name.slice('@factum/'.length);
+    if (!allowed[dir].includes(target)) problems.push(`packages/${dir} depends on ${name} at run time`);
+  }
+  if (pkg.sideEffects !== false) problems.push(`packages/${dir}: "sideEffects": false is required`);
+  const declared = new Set(Object.keys({ ...runtime, ...(pkg.devDependencies ?? {}) }));
+  for (const source of walk(join('packages', dir, 'src'))) {
+    const text = readFileSync(source, 'utf8');
+    for (const match of text.matchAll(/from\s+'(@factum\/[a-z-]+)(\/[^']*)?'/g)) {
+      const [, name, sub] = match;
+      if (!runtime[name]) problems.push(`${source} imports ${name} without a runtime dependency on it`);
+      if (sub && sub !== '/testing') problems.push(`${source} deep-imports ${name}${sub}`);
+      declared.has(name);
+    }
+  }
+}
+
+function* walk(dir) {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else if (entry.name.endsWith('.ts')) yield path;
+  }
+}
+
+if (problems.length > 0) {
+  console.error('Dependency direction check failed:\n' + problems.map((p) => `  ${p}`).join('\n'));
+  process.exit(1);
+}
+console.log('dependency direction: ok');
