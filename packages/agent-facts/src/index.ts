@@ -1,1 +1,81 @@
-export {};
+export { canonicalJson, chainDigest, contentDigest } from './canonical-json.js';
+export type { CommitOutcome } from './commit-error.js';
+export { CommitError } from './commit-error.js';
+export type { InvocationConfiguration, ToolMode } from './configuration-schema.js';
+export {
+  InvocationConfigurationSchema,
+  ToolModeSchema,
+  WorkspaceIdentity,
+  WorkspaceIdentitySchema,
+} from './configuration-schema.js';
+export type { CommitReceipt, EventSink } from './event-sink.js';
+export { EventWrite } from './event-write.js';
+export type { FactIssue } from './fact-parse-error.js';
+export { FactParseError } from './fact-parse-error.js';
+export type {
+  Fact,
+  FactKind,
+  FactOf,
+  InvocationInput,
+  InvocationOutcome,
+  ReconciliationDecision,
+  RequestSource,
+} from './fact-schema.js';
+export {
+  FactSchema,
+  factKind,
+  factNeedsResult,
+  InvocationInputSchema,
+  InvocationOutcomeSchema,
+  ReconciliationDecisionSchema,
+  RequestSourceSchema,
+} from './fact-schema.js';
+export type { FactumErrorOptions } from './factum-error.js';
+export { FactumError } from './factum-error.js';
+export type { HandoffExecution, HandoffIntent, HandoffPause } from './handoff-schema.js';
+export {
+  HandoffExecutionSchema,
+  HandoffIntentSchema,
+  HandoffPauseSchema,
+  successorOf,
+} from './handoff-schema.js';
+export type { Invocation, LogScope, RunBoundary } from './invocation-schema.js';
+export { InvocationSchema, LogScopeSchema, RunBoundarySchema } from './invocation-schema.js';
+export type {
+  ModelFinishReason,
+  ModelObservation,
+  ModelPart,
+  ModelPurpose,
+  ModelStep,
+  ModelToolCall,
+  ModelUsage,
+} from './model-step-schema.js';
+export {
+  emptyUsage,
+  ModelFinishReasonSchema,
+  ModelObservationSchema,
+  ModelPartSchema,
+  ModelPurposeSchema,
+  ModelStepSchema,
+  ModelToolCallSchema,
+  ModelUsageSchema,
+} from './model-step-schema.js';
+export { parseWith } from './parse.js';
+export type { EventOrigin } from './runtime-event.js';
+export { parseFact, RuntimeEvent, RuntimeEventSchema } from './runtime-event.js';
+export type { TerminalStatus } from './terminal-status.js';
+export { TerminalStatusSchema, terminalStatusOf } from './terminal-status.js';
+export type { FactError, ResultReference, ToolCall, ToolOrigin, ToolOutcome } from './tool-call-schema.js';
+export {
+  FactErrorSchema,
+  providerOperationId,
+  ResultReferenceSchema,
+  ToolCallIdentity,
+  ToolCallIdentitySchema,
+  ToolCallSchema,
+  ToolOriginSchema,
+  ToolOutcomeSchema,
+} from './tool-call-schema.js';
+export type { Language, ToolRejection } from './tool-rejection.js';
+export { rejectionSentence, ToolRejectionSchema } from './tool-rejection.js';
+export { ToolResult } from './tool-result.js';

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { InvocationConfigurationSchema } from './configuration-schema.js';
+import { HandoffPauseSchema } from './handoff-schema.js';
+import { LogScopeSchema, RunBoundarySchema } from './invocation-schema.js';
+import { ModelObservationSchema, ModelPurposeSchema, ModelStepSchema } from './model-step-schema.js';
+import {
+  FactErrorSchema,
+  ResultReferenceSchema,
+  ToolCallIdentitySchema,
+  ToolCallSchema,
+  ToolOutcomeSchema,
+} from './tool-call-schema.js';
+import { ToolRejectionSchema } from './tool-rejection.js';
+
+const operationId = z.string().min(1).max(512);
+const stepId = z.string().min(1).max(256);
+const fingerprint = z.string().startsWith('sha256:');
+
+/** What started an invocation: a user message, a manual continuation, or a handoff. */
+export const InvocationInputSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('message'),
+    content: z.string(),
+    sourceMessages: z.array(z.string()),
+    requestFingerprint: fingerprint.optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('continuation'),
+    source: RunBoundarySchema,
+    requestFingerprint: fingerprint.optional(),
+  }),
+  z.strictObject({ kind: z.literal('handoff'), source: RunBoundarySchema, pause: HandoffPauseSchema }),
+]);
+export type InvocationInput = z.infer<typeof InvocationInputSchema>;
+
+/** How an invocation ended. */
+export const InvocationOutcomeSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('completed') }),
+  z.strictObject({ kind: z.literal('failed'), error: FactErrorSchema }),
+  z.strictObject({ kind: z.literal('cancelled'), source: z.string().min(1) }),
+  z.strictObject({ kind: z.literal('handoff_paused'), pause: HandoffPauseSchema }),
+]);
+export type InvocationOutcome = z.infer<typeof InvocationOutcomeSchema>;
+
+/** The prefix of the log a model request was built from. */
+export const RequestSourceSchema = z.strictObject({
+  scope: LogScopeSchema,
+  highWater: z.number().int().nonnegative(),
+  digest: z.string(),
+});
+export type RequestSource = z.infer<typeof RequestSourceSchema>;
+
+/** How a recovery policy decided an operation left uncertain. */
+export const ReconciliationDecisionSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('succeeded'), result: ResultReferenceSchema }),
+  z.strictObject({ kind: z.literal('failed'), error: FactErrorSchema }),
+  z.strictObject({ kind: z.literal('unknown'), note: z.string() }),
+]);
+export type ReconciliationDecision = z.infer<typeof ReconciliationDecisionSchema>;
+
+/** Every fact an agent run can record, discriminated on `kind`. */
+export const FactSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('invocation_opened'),
+    configuration: InvocationConfigurationSchema.optional(),
+    input: InvocationInputSchema,
+  }),
+  z.strictObject({
+    kind: z.literal('model_requested'),
+    stepId,
+    modelId: z.string().min(1),
+    purpose: ModelPurposeSchema,
+    source: RequestSourceSchema,
+    inputDigest: z.string(),
+    routeIdentity: z.string(),
+  }),
+  z.strictObject({ kind: z.literal('model_observed'), stepId, observation: ModelObservationSchema }),
+  z.strictObject({ kind: z.literal('model_completed'), stepId, output: ModelStepSchema }),
+  z.strictObject({ kind: z.literal('tool_dispatched'), operationId, call: ToolCallSchema }),
+  z.strictObject({ kind: z.literal('tool_notified'), operationId, message: z.string() }),
+  z.strictObject({ kind: z.literal('tool_settled'), operationId, outcome: ToolOutcomeSchema }),
+  z.strictObject({
+    kind: z.literal('tool_rejected'),
+    operationId,
+    call: ToolCallIdentitySchema,
+    name: z.string(),
+    input: z.json(),
+    reason: ToolRejectionSchema,
+  }),
+  z.strictObject({
+    kind: z.literal('tool_reconciled'),
+    operationId,
+    policy: z.enum(['idempotent', 'reconcile']),
+    decision: ReconciliationDecisionSchema,
+  }),
+  z.strictObject({ kind: z.literal('invocation_ended'), outcome: InvocationOutcomeSchema }),
+]);
+export type Fact = z.infer<typeof FactSchema>;
+export type FactKind = Fact['kind'];
+/** The fact of one kind: `FactOf<'tool_dispatched'>`. */
+export type FactOf<K extends FactKind> = Extract<Fact, { kind: K }>;
+
+/** The kind of a fact, as written on the wire. */
+export function factKind(fact: Fact): FactKind {
+  return fact.kind;
+}
+
+/** Whether a fact's write must carry a tool result stored out of line. */
+export function factNeedsResult(fact: Fact): boolean {
+  return (
+    (fact.kind === 'tool_settled' && fact.outcome.kind === 'succeeded') ||
+    (fact.kind === 'tool_reconciled' && fact.decision.kind === 'succeeded')
+  );
+}

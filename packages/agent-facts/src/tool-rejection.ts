@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+/** Why a call did not run. Each kind has a sentence the model and the user can read. */
+export const ToolRejectionSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('cancelled') }),
+  z.strictObject({ kind: z.literal('invalid_input'), message: z.string() }),
+  z.strictObject({ kind: z.literal('unavailable') }),
+  z.strictObject({ kind: z.literal('not_nestable') }),
+  z.strictObject({ kind: z.literal('interrupted') }),
+  z.strictObject({ kind: z.literal('limit_exceeded'), message: z.string() }),
+]);
+export type ToolRejection = z.infer<typeof ToolRejectionSchema>;
+
+/** The languages rejection sentences exist in. */
+export type Language = 'en';
+
+/**
+ * The human sentence for a rejection, always starting "did not run:" so a reader
+ * (or a model) can tell at once that no effect happened.
+ */
+export function rejectionSentence(rejection: ToolRejection, _language: Language = 'en'): string {
+  switch (rejection.kind) {
+    case 'cancelled':
+      return 'did not run: the run was cancelled before this call started';
+    case 'invalid_input':
+      return `did not run: the input does not match the tool's schema (${rejection.message})`;
+    case 'unavailable':
+      return 'did not run: no tool of this name is available in this run';
+    case 'not_nestable':
+      return 'did not run: this tool cannot be called from inside code';
+    case 'interrupted':
+      return 'did not run: the process stopped before this call was dispatched';
+    case 'limit_exceeded':
+      return `did not run: ${rejection.message}`;
+    default:
+      return rejection satisfies never;
+  }
+}

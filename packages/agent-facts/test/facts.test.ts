@@ -1,0 +1,143 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  CommitError,
+  canonicalJson,
+  chainDigest,
+  contentDigest,
+  EventWrite,
+  FactParseError,
+  FactumError,
+  InvocationConfigurationSchema,
+  parseFact,
+  RuntimeEvent,
+  rejectionSentence,
+  successorOf,
+  ToolRejectionSchema,
+  ToolResult,
+  WorkspaceIdentity,
+} from '../src/index.ts';
+import { everyKind, invocation } from './fixtures.ts';
+
+describe('facts', () => {
+  it('every fact kind round-trips through the schema and canonical bytes unchanged', () => {
+    for (const fact of everyKind()) {
+      const event = RuntimeEvent.create(invocation, fact, { id: () => 'e', now: () => new Date(0) });
+      const bytes = canonicalJson(event);
+      expect(canonicalJson(RuntimeEvent.parse(JSON.parse(bytes)))).toBe(bytes);
+    }
+  });
+
+  it('a malformed fact fails with an error naming the path of the bad field', () => {
+    const bad = {
+      kind: 'tool_dispatched',
+      operationId: 's:c',
+      call: { id: 'c', name: 'echo', input: {}, origin: { kind: 'provider' } },
+    };
+    const error = catchError(() => parseFact(bad));
+    expect(FactParseError.isInstance(error)).toBe(true);
+    expect((error as FactParseError).message).toContain('call.origin.stepId');
+    expect((error as FactParseError).code).toBe('fact_parse');
+  });
+
+  it('an unknown fact kind and a value that is not JSON are refused', () => {
+    expect(() => parseFact({ kind: 'tool_exploded' })).toThrow(FactParseError);
+    expect(() =>
+      parseFact({
+        kind: 'tool_dispatched',
+        operationId: 'o',
+        call: { id: 'c', name: 'n', input: { at: new Date() }, origin: { kind: 'provider', stepId: 's' } },
+      }),
+    ).toThrow(/call\.input/);
+  });
+
+  it('configuration has no place for secrets: unknown fields are refused', () => {
+    const result = InvocationConfigurationSchema.safeParse({
+      cwd: '/',
+      toolMode: 'direct',
+      apiKey: 'sk-secret',
+    });
+    expect(result.success).toBe(false);
+  });
+
+  it('canonical JSON sorts keys so equal values digest equally', () => {
+    expect(canonicalJson({ b: 1, a: [true, null, 'x'] })).toBe('{"a":[true,null,"x"],"b":1}');
+    expect(contentDigest(canonicalJson({ b: 1, a: 2 }))).toBe(contentDigest(canonicalJson({ a: 2, b: 1 })));
+    expect(contentDigest('abc')).toBe(
+      'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
+    expect(chainDigest(undefined, 'a')).not.toBe(chainDigest(chainDigest(undefined, 'x'), 'a'));
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = canonicalJson(value);
+        expect(canonicalJson(JSON.parse(text))).toBe(text);
+      }),
+    );
+  });
+
+  it('a success cannot be written without its result, and the result must match the fact', () => {
+    const result = ToolResult.of({ value: 42 });
+    const settled = RuntimeEvent.create(invocation, {
+      kind: 'tool_settled',
+      operationId: 's:c',
+      outcome: { kind: 'succeeded', result: result.reference() },
+    });
+    expect(() => EventWrite.plain(settled)).toThrow(/must carry its result/);
+    expect(EventWrite.withResult(settled, result).result?.json()).toEqual({ value: 42 });
+    expect(() => EventWrite.withResult(settled, { value: 43 })).toThrow(/does not match/);
+    const opened = RuntimeEvent.create(invocation, everyKind()[0]!);
+    expect(() => EventWrite.withResult(opened, {})).toThrow(/carries no result/);
+  });
+
+  it('every rejection says it did not run', () => {
+    const kinds = ToolRejectionSchema.options.map((option) => option.shape.kind.value);
+    for (const kind of kinds) {
+      const needsMessage = kind === 'invalid_input' || kind === 'limit_exceeded';
+      const rejection = ToolRejectionSchema.parse(
+        needsMessage ? { kind, message: 'limit reached' } : { kind },
+      );
+      expect(rejectionSentence(rejection)).toMatch(/^did not run: /);
+    }
+  });
+
+  it('a handoff successor keeps the session and turn and takes the intent run', () => {
+    const intent = {
+      handoffId: 'h',
+      hostEpoch: 'e',
+      rootRunId: 'run',
+      successorRunId: 'run-next',
+      successorInvocationId: 'inv-next',
+      claimId: 'c',
+    };
+    expect(successorOf(intent, invocation)).toEqual({
+      sessionId: 'session',
+      turnId: 'turn',
+      runId: 'run-next',
+      invocationId: 'inv-next',
+    });
+  });
+
+  it('workspace identity comes only from a UUID marker', () => {
+    expect(WorkspaceIdentity.fromMarkerId('EF751105-55b5-4d65-a364-646281586a17')).toBe(
+      'workspace:ef751105-55b5-4d65-a364-646281586a17',
+    );
+    expect(() => WorkspaceIdentity.fromMarkerId('../etc')).toThrow(FactumError);
+  });
+
+  it('commit errors keep their outcome and are recognised across copies', () => {
+    const error = CommitError.outcomeUnknown('fsync failed');
+    expect(error.outcome).toBe('outcome_unknown');
+    expect(CommitError.isInstance(error)).toBe(true);
+    expect(CommitError.isInstance(new FactumError('x', 'y'))).toBe(false);
+    expect(FactumError.isInstance(error)).toBe(true);
+  });
+});
+
+function catchError(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
