@@ -1,1 +1,13 @@
-export {};
+export type { AppendRefusal } from './append-refused-error.js';
+export { AppendRefusedError } from './append-refused-error.js';
+export type { EventLogOptions, LogTarget, RunSource } from './event-log.js';
+export { EventLog } from './event-log.js';
+export { EventLogError } from './event-log-error.js';
+export type { InvocationRecovery, UndispatchedCall } from './invocation-recovery.js';
+export type { InvocationProjection } from './log-prefix.js';
+export { EMPTY_DIGEST, LogPrefix } from './log-prefix.js';
+export type { ReadBounds } from './log-queries.js';
+export type { BatchInfo, CommitHooks } from './pending-write.js';
+export { recoverInvocations } from './recover-invocations.js';
+export type { StoredEvent } from './stored-event.js';
+export type { ChainReport } from './verify-chain.js';

@@ -1,0 +1,176 @@
+import type { EventWrite, Fact, Invocation } from '@factum/agent-facts';
+import { AppendRefusedError } from './append-refused-error.js';
+
+/** What the rules need to know about an invocation. */
+export type InvocationState = {
+  readonly turnId: string;
+  readonly runId: string;
+  ended: boolean;
+  terminal: string | null;
+};
+
+/** What the rules need to know about an operation id in a session. */
+export type OperationState = {
+  readonly invocationId: string;
+  readonly parentOperationId: string | null;
+  state: 'dispatched' | 'closed' | 'rejected';
+};
+
+/** What the rules need to know about a session. */
+export type SessionState = {
+  liveInvocationId: string | null;
+  heldForInvocationId: string | null;
+};
+
+/** The slice of log state a batch touches, read inside the batch's transaction. */
+export interface RuleState {
+  invocation(sessionId: string, invocationId: string): InvocationState | undefined;
+  operation(sessionId: string, operationId: string): OperationState | undefined;
+  session(sessionId: string): SessionState;
+}
+
+/** The state changes one accepted write makes, applied after its event row. */
+export type RuleEffects = {
+  readonly openInvocation?: Invocation;
+  readonly endInvocation?: { readonly terminal: string; readonly heldFor: string | null };
+  readonly dispatch?: { readonly operationId: string; readonly parentOperationId: string | null };
+  readonly reject?: { readonly operationId: string };
+  readonly close?: { readonly operationId: string };
+};
+
+/**
+ * Checks one write against the log's rules and the state as it stands (including the
+ * writes before it in the same batch), and says what it changes. Throws
+ * `AppendRefusedError`; never half-applies: the caller mutates state only on success.
+ */
+export function checkWrite(write: EventWrite, state: RuleState): RuleEffects {
+  const { invocation, fact } = write.event;
+  const { sessionId, invocationId } = invocation;
+  const known = state.invocation(sessionId, invocationId);
+  if (fact.kind === 'invocation_opened') return checkOpen(invocation, known, state.session(sessionId));
+  if (known === undefined) {
+    throw new AppendRefusedError(
+      'unknown_invocation',
+      `invocation ${invocationId} of session ${sessionId} was never opened: append invocation_opened first`,
+    );
+  }
+  if (known.turnId !== invocation.turnId || known.runId !== invocation.runId) {
+    throw new AppendRefusedError(
+      'invalid_write',
+      `invocation ${invocationId} belongs to turn ${known.turnId} / run ${known.runId}, not ${invocation.turnId} / ${invocation.runId}`,
+    );
+  }
+  // A reconciliation is evidence about the past, recorded after the invocation ended.
+  if (known.ended && fact.kind !== 'tool_reconciled') {
+    throw new AppendRefusedError(
+      'sealed_invocation',
+      `invocation ${invocationId} has ended (${known.terminal}); nothing more is appended to it`,
+    );
+  }
+  return checkFact(fact, invocation, state);
+}
+
+function checkOpen(
+  invocation: Invocation,
+  known: InvocationState | undefined,
+  session: SessionState,
+): RuleEffects {
+  if (known !== undefined) {
+    throw new AppendRefusedError(
+      'duplicate_invocation',
+      `invocation ${invocation.invocationId} was already opened in session ${invocation.sessionId}`,
+    );
+  }
+  if (session.liveInvocationId !== null) {
+    throw new AppendRefusedError(
+      'session_busy',
+      `session ${invocation.sessionId} already has a live invocation (${session.liveInvocationId}); one invocation per session runs at a time`,
+    );
+  }
+  if (session.heldForInvocationId !== null && session.heldForInvocationId !== invocation.invocationId) {
+    throw new AppendRefusedError(
+      'session_held',
+      `session ${invocation.sessionId} is paused for a handoff to invocation ${session.heldForInvocationId}; only that successor may continue it`,
+    );
+  }
+  return { openInvocation: invocation };
+}
+
+function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEffects {
+  const { sessionId, invocationId } = invocation;
+  switch (fact.kind) {
+    case 'invocation_opened':
+      throw new Error('unreachable: handled by checkOpen');
+    case 'model_requested':
+    case 'model_observed':
+    case 'model_completed':
+      return {};
+    case 'tool_dispatched': {
+      if (state.operation(sessionId, fact.operationId) !== undefined) {
+        throw new AppendRefusedError(
+          'duplicate_dispatch',
+          `operation ${fact.operationId} was already dispatched or rejected in session ${sessionId}; an accepted call never runs twice`,
+        );
+      }
+      const origin = fact.call.origin;
+      const parent = origin.kind === 'provider' ? null : origin.parentOperationId;
+      if (parent !== null && state.operation(sessionId, parent)?.state !== 'dispatched') {
+        throw new AppendRefusedError(
+          'parent_not_open',
+          `operation ${fact.operationId} names parent ${parent}, which is not a dispatched, unsettled operation`,
+        );
+      }
+      return { dispatch: { operationId: fact.operationId, parentOperationId: parent } };
+    }
+    case 'tool_rejected':
+      if (state.operation(sessionId, fact.operationId) !== undefined) {
+        throw new AppendRefusedError(
+          'duplicate_dispatch',
+          `operation ${fact.operationId} was already dispatched or rejected in session ${sessionId}`,
+        );
+      }
+      return { reject: { operationId: fact.operationId } };
+    case 'tool_notified':
+      openOperation(state, invocation, fact.operationId, fact.kind);
+      return {};
+    case 'tool_settled':
+      openOperation(state, invocation, fact.operationId, fact.kind);
+      return { close: { operationId: fact.operationId } };
+    case 'tool_reconciled':
+      openOperation(state, invocation, fact.operationId, fact.kind);
+      return fact.decision.kind === 'unknown' ? {} : { close: { operationId: fact.operationId } };
+    case 'invocation_ended': {
+      const outcome = fact.outcome;
+      const terminal = outcome.kind === 'handoff_paused' ? 'paused' : outcome.kind;
+      const heldFor = outcome.kind === 'handoff_paused' ? outcome.pause.intent.successorInvocationId : null;
+      if (heldFor !== null && heldFor === invocationId) {
+        throw new AppendRefusedError(
+          'invalid_write',
+          'a handoff cannot name the paused invocation as its successor',
+        );
+      }
+      return { endInvocation: { terminal, heldFor } };
+    }
+    default:
+      return fact satisfies never;
+  }
+}
+
+function openOperation(state: RuleState, invocation: Invocation, operationId: string, kind: string): void {
+  const operation = state.operation(invocation.sessionId, operationId);
+  if (operation === undefined || operation.state === 'rejected') {
+    throw new AppendRefusedError(
+      'unknown_operation',
+      `${kind} for operation ${operationId}, which was never dispatched: a settlement needs its dispatch`,
+    );
+  }
+  if (operation.invocationId !== invocation.invocationId) {
+    throw new AppendRefusedError(
+      'invalid_write',
+      `operation ${operationId} belongs to invocation ${operation.invocationId}, not ${invocation.invocationId}`,
+    );
+  }
+  if (operation.state === 'closed') {
+    throw new AppendRefusedError('operation_closed', `operation ${operationId} has already settled`);
+  }
+}

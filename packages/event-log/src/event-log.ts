@@ -1,0 +1,240 @@
+import {
+  type CommitReceipt,
+  canonicalJson,
+  contentDigest,
+  type EventSink,
+  type EventWrite,
+  FactParseError,
+  type Invocation,
+  type LogScope,
+  type RunBoundary,
+  RuntimeEvent,
+  ToolResult,
+} from '@factum/agent-facts';
+import type { Kysely } from 'kysely';
+import { AppendRefusedError } from './append-refused-error.js';
+import { commitBatch } from './batch-commit.js';
+import { EventLogError } from './event-log-error.js';
+import { GroupCommit } from './group-commit.js';
+import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
+import type { LogDialect } from './log-dialect.js';
+import type { LogPrefix } from './log-prefix.js';
+import { prefixOf, type ReadBounds, readBounded, readPage, runEnd, unfinished } from './log-queries.js';
+import type { LogDatabase } from './log-schema.js';
+import { migrateToLatest } from './migrations.js';
+import { openSqlite } from './open-database.js';
+import type { CommitHooks, PendingWrite } from './pending-write.js';
+import { RuleCache } from './rule-cache.js';
+import type { StoredEvent } from './stored-event.js';
+import { type ChainReport, verifyChain } from './verify-chain.js';
+
+/** Where a log lives: a SQLite file path, or a PostgreSQL connection string. */
+export type LogTarget = string | { readonly postgres: string };
+
+/** Options of `EventLog.open`. */
+export type EventLogOptions = {
+  /** Writes per group commit at most (default 256). */
+  readonly maxBatch?: number;
+  /** Canonical size of one event at most (default 1 MiB). */
+  readonly maxEventBytes?: number;
+  /** Size of one stored tool result at most (default 32 MiB). */
+  readonly maxResultBytes?: number;
+  /** Points inside a commit where crash tests stop the process. */
+  readonly hooks?: CommitHooks;
+};
+
+/** Where a run stands: its last event and the invocations it holds. */
+export type RunSource = { readonly boundary: RunBoundary };
+
+/**
+ * The append-only log of agent facts: the only authority of a run. Every write is
+ * parsed and checked against the log's rules, committed with others in one
+ * transaction, and chained into a SHA-256 digest; reads are bounded and fail rather
+ * than cut history.
+ *
+ * @example
+ * await using log = await EventLog.open('.factum/events.sqlite');
+ * await log.append(EventWrite.plain(RuntimeEvent.create(invocation, fact)));
+ * const prefix = await log.scopedPrefix({ session: invocation.sessionId }, { maxEvents: 1000, maxBytes: 1 << 20 });
+ */
+export class EventLog implements EventSink, AsyncDisposable {
+  readonly #db: Kysely<LogDatabase>;
+  readonly #queue: GroupCommit;
+  readonly #options: Required<Omit<EventLogOptions, 'hooks'>>;
+  #closed: Promise<void> | undefined;
+
+  private constructor(db: Kysely<LogDatabase>, dialect: LogDialect, options: EventLogOptions) {
+    this.#db = db;
+    this.#options = {
+      maxBatch: options.maxBatch ?? 256,
+      maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
+      maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
+    };
+    const context = { dialect, cache: new RuleCache(), hooks: options.hooks ?? {} };
+    this.#queue = new GroupCommit((batch) => commitBatch(db, context, batch), this.#options.maxBatch);
+  }
+
+  /** Opens the log at `target`, creating it and bringing its schema up to date. */
+  static async open(target: LogTarget, options: EventLogOptions = {}): Promise<EventLog> {
+    if (typeof target !== 'string') {
+      const { openPostgres } = await import('./open-postgres.js');
+      const { db, dialect } = await openPostgres(target.postgres);
+      await migrateToLatest(db);
+      return new EventLog(db, dialect, options);
+    }
+    const { db, dialect } = openSqlite(target);
+    try {
+      await migrateToLatest(db);
+    } catch (error) {
+      await db.destroy();
+      throw new EventLogError('open_failed', `cannot prepare the event log at ${target}`, { cause: error });
+    }
+    return new EventLog(db, dialect, options);
+  }
+
+  /** Commits `write` durably (with others, in one transaction) and says where it stands. */
+  async append(write: EventWrite): Promise<StoredEvent> {
+    const receipt = await this.commit(write);
+    return { sequence: receipt.sequence, event: write.event };
+  }
+
+  /**
+   * The `EventSink` contract: resolves once durable; rejects with `CommitError` —
+   * `AppendRefusedError` when a rule refuses the write (nothing written).
+   */
+  commit(write: EventWrite): Promise<CommitReceipt> {
+    if (this.#closed) return Promise.reject(new EventLogError('closed', 'the event log is closed'));
+    let pending: PendingWrite;
+    return new Promise<CommitReceipt>((resolve, reject) => {
+      const body = this.#encode(write);
+      pending = { write, body, bytes: Buffer.byteLength(body), resolve, reject };
+      this.#queue.push(pending);
+    });
+  }
+
+  #encode(write: EventWrite): string {
+    try {
+      RuntimeEvent.parse(write.event);
+    } catch (error) {
+      const path = FactParseError.isInstance(error) ? error.message : String(error);
+      throw new AppendRefusedError('invalid_write', `refused a write that does not parse: ${path}`, {
+        cause: error,
+      });
+    }
+    const body = canonicalJson(write.event);
+    if (Buffer.byteLength(body) > this.#options.maxEventBytes) {
+      throw new AppendRefusedError(
+        'write_too_large',
+        `event is ${Buffer.byteLength(body)} bytes, over maxEventBytes (${this.#options.maxEventBytes}); store large data as a tool result`,
+      );
+    }
+    const result = write.result;
+    if (result !== undefined && Buffer.byteLength(result.text()) > this.#options.maxResultBytes) {
+      throw new AppendRefusedError(
+        'write_too_large',
+        `tool result is over maxResultBytes (${this.#options.maxResultBytes})`,
+      );
+    }
+    return body;
+  }
+
+  /** The whole log as a digested prefix; `bounds_exceeded` past the bounds. */
+  prefix(bounds: ReadBounds): Promise<LogPrefix> {
+    return prefixOf(this.#db, { kind: 'global' }, bounds);
+  }
+
+  /** One session's history as a digested prefix (the session's own chain). */
+  scopedPrefix(scope: { session: string } | LogScope, bounds: ReadBounds): Promise<LogPrefix> {
+    const resolved: LogScope = 'session' in scope ? { kind: 'session', id: scope.session } : scope;
+    return prefixOf(this.#db, resolved, bounds);
+  }
+
+  /** A page of events after `afterSequence`, optionally of one session. */
+  read(options: {
+    afterSequence?: number;
+    limit?: number;
+    scope?: { session: string };
+  }): Promise<StoredEvent[]> {
+    return readPage(this.#db, {
+      afterSequence: options.afterSequence ?? 0,
+      limit: Math.min(options.limit ?? 500, 10_000),
+      sessionId: options.scope?.session,
+    });
+  }
+
+  /** One invocation's events, in order, within the bounds. */
+  async invocationEvents(invocation: Invocation, bounds: ReadBounds): Promise<StoredEvent[]> {
+    const filter = { sessionId: invocation.sessionId, invocationId: invocation.invocationId };
+    return (await readBounded(this.#db, filter, bounds)).events;
+  }
+
+  /** Uncertain operations and undispatched calls of one invocation. Runs no effect. */
+  async invocationRecovery(invocation: Invocation, bounds: ReadBounds): Promise<InvocationRecovery> {
+    return recoveryOf(await this.invocationEvents(invocation, bounds));
+  }
+
+  /** Invocations with no `invocation_ended`, oldest first. */
+  unfinishedInvocations(limit = 1000): Promise<Invocation[]> {
+    return unfinished(this.#db, limit);
+  }
+
+  /** The stored result a `tool_settled` (or `tool_reconciled`) event points at. */
+  async resolveToolResult(sessionId: string, eventId: string): Promise<ToolResult> {
+    const row = await this.#db
+      .selectFrom('tool_results')
+      .select(['digest', 'body'])
+      .where('event_id', '=', eventId)
+      .where('session_id', '=', sessionId)
+      .executeTakeFirst();
+    if (row === undefined) {
+      throw new EventLogError(
+        'result_missing',
+        `no tool result is stored for event ${eventId} of session ${sessionId}`,
+      );
+    }
+    if (contentDigest(row.body) !== row.digest) {
+      throw new EventLogError(
+        'corrupt_row',
+        `the stored result of event ${eventId} does not match its digest`,
+      );
+    }
+    return ToolResult.fromText(row.body);
+  }
+
+  /** Where a run ended (or stood at `boundary`): the start of a continuation or handoff. */
+  async runSource(sessionId: string, runId: string, boundary?: number): Promise<RunSource | undefined> {
+    const end = await runEnd(this.#db, { sessionId, runId, upTo: boundary });
+    if (end === undefined) return undefined;
+    const row = await this.#db
+      .selectFrom('invocations')
+      .select(['turn_id', 'run_id'])
+      .where('session_id', '=', sessionId)
+      .where('invocation_id', '=', end.invocationId)
+      .executeTakeFirstOrThrow();
+    const invocation = { sessionId, turnId: row.turn_id, runId: row.run_id, invocationId: end.invocationId };
+    return { boundary: { invocation, highWater: end.sequence, digest: end.digest } };
+  }
+
+  /** Recomputes every chain digest from the stored bytes and compares. */
+  verifyChain(): Promise<ChainReport> {
+    return verifyChain(this.#db);
+  }
+
+  /** Waits for queued writes, then closes the store. Idempotent. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      await this.#queue.idle();
+      await this.#db.destroy();
+    })();
+    return this.#closed;
+  }
+
+  /** Same as `close`: flushes every queued write, then releases the store. */
+  shutdown(): Promise<void> {
+    return this.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

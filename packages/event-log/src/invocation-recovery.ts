@@ -1,0 +1,66 @@
+import { type ModelToolCall, providerOperationId } from '@factum/agent-facts';
+import type { StoredEvent } from './stored-event.js';
+
+/** A call the model asked for that was neither dispatched nor rejected. */
+export type UndispatchedCall = {
+  readonly operationId: string;
+  readonly stepId: string;
+  readonly call: ModelToolCall;
+};
+
+/**
+ * What recovery knows about one invocation: operations dispatched and never settled
+ * (their effect may or may not have happened — parents and cells included), and calls
+ * accepted from the model that never reached dispatch (their effect did not happen).
+ */
+export type InvocationRecovery = {
+  readonly uncertainOperations: string[];
+  readonly undispatchedCalls: UndispatchedCall[];
+  readonly ended: boolean;
+};
+
+/** Computes recovery from one invocation's events, in order. Pure: runs no effect. */
+export function recoveryOf(events: readonly StoredEvent[]): InvocationRecovery {
+  const dispatched = new Map<string, true>();
+  const handled = new Set<string>();
+  const accepted: UndispatchedCall[] = [];
+  let ended = false;
+  for (const { event } of events) {
+    const fact = event.fact;
+    switch (fact.kind) {
+      case 'tool_dispatched':
+        dispatched.set(fact.operationId, true);
+        handled.add(fact.operationId);
+        break;
+      case 'tool_rejected':
+        handled.add(fact.operationId);
+        break;
+      case 'tool_settled':
+        dispatched.delete(fact.operationId);
+        break;
+      case 'tool_reconciled':
+        if (fact.decision.kind !== 'unknown') dispatched.delete(fact.operationId);
+        break;
+      case 'model_completed':
+        for (const part of fact.output.parts) {
+          if (part.kind !== 'tool_call') continue;
+          accepted.push({
+            operationId: providerOperationId(fact.stepId, part.call.id),
+            stepId: fact.stepId,
+            call: part.call,
+          });
+        }
+        break;
+      case 'invocation_ended':
+        ended = true;
+        break;
+      default:
+        break;
+    }
+  }
+  return {
+    uncertainOperations: [...dispatched.keys()],
+    undispatchedCalls: accepted.filter((call) => !handled.has(call.operationId)),
+    ended,
+  };
+}

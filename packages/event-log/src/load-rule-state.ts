@@ -1,0 +1,124 @@
+import type { Kysely } from 'kysely';
+import type { LogDatabase } from './log-schema.js';
+import type { PendingWrite } from './pending-write.js';
+import { RuleCache } from './rule-cache.js';
+
+/**
+ * Reads into the cache whatever the batch's rules need and the cache lacks: the chain
+ * heads, the sessions, invocations and operations the writes name. Runs inside the
+ * write transaction, so what it reads cannot change before the batch commits.
+ */
+export async function loadRuleState(
+  db: Kysely<LogDatabase>,
+  cache: RuleCache,
+  batch: readonly PendingWrite[],
+): Promise<void> {
+  if (cache.head === undefined) {
+    const last = await db
+      .selectFrom('events')
+      .select(['sequence', 'digest'])
+      .orderBy('sequence', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    cache.head = last
+      ? { sequence: Number(last.sequence), digest: last.digest }
+      : { sequence: 0, digest: '' };
+  }
+  const sessions = new Set<string>();
+  const invocations = new Map<string, { sessionId: string; invocationId: string }>();
+  const operations = new Map<string, { sessionId: string; operationId: string }>();
+  for (const { write } of batch) {
+    const { sessionId, invocationId } = write.event.invocation;
+    if (!cache.sessions.has(sessionId)) sessions.add(sessionId);
+    const invocationKey = RuleCache.key(sessionId, invocationId);
+    if (!cache.invocations.has(invocationKey)) invocations.set(invocationKey, { sessionId, invocationId });
+    for (const operationId of operationIdsOf(write.event.fact)) {
+      const key = RuleCache.key(sessionId, operationId);
+      if (!cache.operations.has(key)) operations.set(key, { sessionId, operationId });
+    }
+  }
+  await loadSessions(db, cache, [...sessions]);
+  await loadInvocations(db, cache, [...invocations.values()]);
+  await loadOperations(db, cache, [...operations.values()]);
+}
+
+function operationIdsOf(fact: PendingWrite['write']['event']['fact']): string[] {
+  if (!('operationId' in fact)) return [];
+  if (fact.kind === 'tool_dispatched' && fact.call.origin.kind !== 'provider') {
+    return [fact.operationId, fact.call.origin.parentOperationId];
+  }
+  return [fact.operationId];
+}
+
+async function loadSessions(db: Kysely<LogDatabase>, cache: RuleCache, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await db.selectFrom('sessions').selectAll().where('session_id', 'in', ids).execute();
+  // A session's chain head is its last event; the index on (session_id, sequence) finds it.
+  const heads = await db
+    .selectFrom('events')
+    .select(['session_id', 'sequence', 'session_digest'])
+    .where('sequence', 'in', (eb) =>
+      eb
+        .selectFrom('events')
+        .select((inner) => inner.fn.max('sequence').as('last'))
+        .where('session_id', 'in', ids)
+        .groupBy('session_id'),
+    )
+    .execute();
+  for (const id of ids) cache.session(id);
+  for (const row of rows) {
+    const session = cache.session(row.session_id);
+    session.liveInvocationId = row.live_invocation_id;
+    session.heldForInvocationId = row.held_for_invocation_id;
+  }
+  for (const row of heads) {
+    cache.session(row.session_id).head = { sequence: Number(row.sequence), digest: row.session_digest };
+  }
+}
+
+async function loadInvocations(
+  db: Kysely<LogDatabase>,
+  cache: RuleCache,
+  keys: { sessionId: string; invocationId: string }[],
+): Promise<void> {
+  if (keys.length === 0) return;
+  const rows = await db
+    .selectFrom('invocations')
+    .select(['session_id', 'invocation_id', 'turn_id', 'run_id', 'ended_sequence', 'terminal'])
+    .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
+    .where('invocation_id', 'in', unique(keys.map((key) => key.invocationId)))
+    .execute();
+  for (const row of rows) {
+    cache.invocations.set(RuleCache.key(row.session_id, row.invocation_id), {
+      turnId: row.turn_id,
+      runId: row.run_id,
+      ended: row.ended_sequence !== null,
+      terminal: row.terminal,
+    });
+  }
+}
+
+async function loadOperations(
+  db: Kysely<LogDatabase>,
+  cache: RuleCache,
+  keys: { sessionId: string; operationId: string }[],
+): Promise<void> {
+  if (keys.length === 0) return;
+  const rows = await db
+    .selectFrom('operations')
+    .select(['session_id', 'operation_id', 'invocation_id', 'parent_operation_id', 'state'])
+    .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
+    .where('operation_id', 'in', unique(keys.map((key) => key.operationId)))
+    .execute();
+  for (const row of rows) {
+    cache.operations.set(RuleCache.key(row.session_id, row.operation_id), {
+      invocationId: row.invocation_id,
+      parentOperationId: row.parent_operation_id,
+      state: row.state,
+    });
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}

@@ -1,0 +1,59 @@
+/** Every event, in commit order; `body` is the canonical JSON of the RuntimeEvent. */
+export interface EventsTable {
+  sequence: number;
+  event_id: string;
+  session_id: string;
+  invocation_id: string;
+  run_id: string;
+  kind: string;
+  operation_id: string | null;
+  body: string;
+  bytes: number;
+  digest: string;
+  session_digest: string;
+}
+
+/** One row per invocation: when it opened and, once sealed, how it ended. */
+export interface InvocationsTable {
+  session_id: string;
+  invocation_id: string;
+  turn_id: string;
+  run_id: string;
+  opened_sequence: number;
+  ended_sequence: number | null;
+  terminal: string | null;
+  live: number | null;
+}
+
+/** One row per operation id that was dispatched or rejected in a session. */
+export interface OperationsTable {
+  session_id: string;
+  operation_id: string;
+  invocation_id: string;
+  parent_operation_id: string | null;
+  state: 'dispatched' | 'closed' | 'rejected';
+  sequence: number;
+}
+
+/** Who may open a session's next invocation (the session's chain head lives in `events`). */
+export interface SessionsTable {
+  session_id: string;
+  live_invocation_id: string | null;
+  held_for_invocation_id: string | null;
+}
+
+/** Tool results stored out of line, by the id of the event that settled them. */
+export interface ToolResultsTable {
+  event_id: string;
+  session_id: string;
+  digest: string;
+  body: string;
+}
+
+export interface LogDatabase {
+  events: EventsTable;
+  invocations: InvocationsTable;
+  operations: OperationsTable;
+  sessions: SessionsTable;
+  tool_results: ToolResultsTable;
+}

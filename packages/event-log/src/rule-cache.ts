@@ -1,0 +1,57 @@
+import type { InvocationState, OperationState, RuleState, SessionState } from './append-rules.js';
+
+/** The head of a chain: the last sequence and its digest. */
+export type ChainHead = { sequence: number; digest: string };
+
+/** A session's head and admission state. */
+export type SessionRow = SessionState & { head: ChainHead | undefined };
+
+const limit = 50_000;
+
+/**
+ * State the rules read, kept between batches while no other connection has written
+ * (the dialect's change token says so). Anything missing is read from the store inside
+ * the write transaction; on any failure the whole cache is dropped.
+ */
+export class RuleCache implements RuleState {
+  head: ChainHead | undefined;
+  readonly sessions = new Map<string, SessionRow>();
+  readonly invocations = new Map<string, InvocationState>();
+  readonly operations = new Map<string, OperationState>();
+  token: number | undefined;
+
+  static key(sessionId: string, id: string): string {
+    return `${sessionId}\u0000${id}`;
+  }
+
+  invocation(sessionId: string, invocationId: string): InvocationState | undefined {
+    return this.invocations.get(RuleCache.key(sessionId, invocationId));
+  }
+
+  operation(sessionId: string, operationId: string): OperationState | undefined {
+    return this.operations.get(RuleCache.key(sessionId, operationId));
+  }
+
+  session(sessionId: string): SessionRow {
+    let row = this.sessions.get(sessionId);
+    if (row === undefined) {
+      row = { head: undefined, liveInvocationId: null, heldForInvocationId: null };
+      this.sessions.set(sessionId, row);
+    }
+    return row;
+  }
+
+  /** Forgets everything (another writer committed, or a batch failed). */
+  reset(): void {
+    this.head = undefined;
+    this.sessions.clear();
+    this.invocations.clear();
+    this.operations.clear();
+    this.token = undefined;
+  }
+
+  /** Keeps memory bounded on long-lived logs: past the limit, start over. */
+  trim(): void {
+    if (this.invocations.size + this.operations.size + this.sessions.size > limit) this.reset();
+  }
+}

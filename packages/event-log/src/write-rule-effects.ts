@@ -1,0 +1,97 @@
+import type { Kysely } from 'kysely';
+import type { RuleEffects } from './append-rules.js';
+import type { EventsTable, LogDatabase } from './log-schema.js';
+import type { PendingWrite } from './pending-write.js';
+
+type Accepted = { pending: PendingWrite; row: EventsTable; effects: RuleEffects };
+
+/**
+ * Writes what the accepted events change beside the events table: invocation rows,
+ * operation rows and who may open a session next. The tables' keys back the rules up: a second
+ * dispatch or a second live invocation in a session fails here even if a rule was
+ * skipped.
+ */
+export async function writeRuleEffects(
+  db: Kysely<LogDatabase>,
+  accepted: readonly Accepted[],
+): Promise<void> {
+  const opened = accepted.filter((entry) => entry.effects.openInvocation);
+  if (opened.length > 0) {
+    await db
+      .insertInto('invocations')
+      .values(
+        opened.map(({ row, pending }) => ({
+          session_id: row.session_id,
+          invocation_id: row.invocation_id,
+          turn_id: pending.write.event.invocation.turnId,
+          run_id: row.run_id,
+          opened_sequence: row.sequence,
+          ended_sequence: null,
+          terminal: null,
+          live: 1,
+        })),
+      )
+      .execute();
+  }
+  for (const { row, effects } of accepted) {
+    if (!effects.endInvocation) continue;
+    await db
+      .updateTable('invocations')
+      .set({ ended_sequence: row.sequence, terminal: effects.endInvocation.terminal, live: null })
+      .where('session_id', '=', row.session_id)
+      .where('invocation_id', '=', row.invocation_id)
+      .execute();
+  }
+  const operations = accepted.filter((entry) => entry.effects.dispatch || entry.effects.reject);
+  if (operations.length > 0) {
+    await db
+      .insertInto('operations')
+      .values(
+        operations.map(({ row, effects }) => ({
+          session_id: row.session_id,
+          operation_id: (effects.dispatch ?? effects.reject)!.operationId,
+          invocation_id: row.invocation_id,
+          parent_operation_id: effects.dispatch?.parentOperationId ?? null,
+          state: effects.dispatch ? ('dispatched' as const) : ('rejected' as const),
+          sequence: row.sequence,
+        })),
+      )
+      .execute();
+  }
+  for (const { row, effects } of accepted) {
+    if (!effects.close) continue;
+    await db
+      .updateTable('operations')
+      .set({ state: 'closed' })
+      .where('session_id', '=', row.session_id)
+      .where('operation_id', '=', effects.close.operationId)
+      .execute();
+  }
+  await writeSessionAdmission(db, accepted);
+}
+
+async function writeSessionAdmission(db: Kysely<LogDatabase>, accepted: readonly Accepted[]): Promise<void> {
+  const admission = new Map<string, { live: string | null; held: string | null }>();
+  for (const { row, effects } of accepted) {
+    if (effects.openInvocation) admission.set(row.session_id, { live: row.invocation_id, held: null });
+    if (effects.endInvocation)
+      admission.set(row.session_id, { live: null, held: effects.endInvocation.heldFor });
+  }
+  if (admission.size === 0) return;
+  await db
+    .insertInto('sessions')
+    .values(
+      [...admission].map(([sessionId, state]) => ({
+        session_id: sessionId,
+        live_invocation_id: state.live,
+        held_for_invocation_id: state.held,
+      })),
+    )
+    .onConflict((conflict) =>
+      conflict.column('session_id').doUpdateSet((eb) => ({
+        live_invocation_id: eb.ref('excluded.live_invocation_id'),
+        held_for_invocation_id: eb.ref('excluded.held_for_invocation_id'),
+      })),
+    )
+    .execute();
+}

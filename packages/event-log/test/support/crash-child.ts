@@ -1,0 +1,42 @@
+// A child process that appends in a loop and is killed (by itself, with SIGKILL) at a
+// named failpoint inside the log's commit path. It prints every batch it is about to
+// commit and every write whose promise resolved, so the parent can check after reopen.
+import { writeSync } from 'node:fs';
+import { EventLog } from '../../src/index.ts';
+import { facts, invocation, write } from './facts.ts';
+
+const [file, failpoint, countText] = process.argv.slice(2) as [string, string, string];
+let remaining = Number(countText);
+const say = (line: string) => writeSync(1, `${line}\n`);
+const maybeDie = (point: string) => {
+  if (point !== failpoint) return;
+  remaining -= 1;
+  if (remaining <= 0) process.kill(process.pid, 'SIGKILL');
+};
+
+const log = await EventLog.open(file, {
+  hooks: {
+    batchStarted: () => maybeDie('batchStarted'),
+    beforeCommit: (batch) => {
+      say(`batch ${batch.eventIds.join(',')}`);
+      maybeDie('beforeCommit');
+    },
+    afterCommit: () => maybeDie('afterCommit'),
+  },
+});
+const worker = Number(process.pid);
+for (let round = 0; ; round += 1) {
+  // Eight sessions write at once, so batches hold several writes.
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, lane) => {
+      const at = invocation(`-${worker}-${round}-${lane}`, `session-${worker}-${lane}`);
+      const first = write(at, facts.opened());
+      await log.append(first);
+      say(`acked ${first.event.id}`);
+      const last = write(at, facts.ended());
+      await log.append(last);
+      say(`acked ${last.event.id}`);
+    }),
+  );
+  maybeDie('between');
+}
