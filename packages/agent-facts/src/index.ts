@@ -76,6 +76,9 @@ export {
   ToolOriginSchema,
   ToolOutcomeSchema,
 } from './tool-call-schema.js';
+export type { ToolErrorCode } from './tool-error.js';
+export { ToolError } from './tool-error.js';
+export type { ToolExecutor } from './tool-executor.js';
 export type { Language, ToolRejection } from './tool-rejection.js';
 export { rejectionSentence, ToolRejectionSchema } from './tool-rejection.js';
 export { ToolResult } from './tool-result.js';

@@ -1,1 +1,16 @@
-export {};
+export type { ToolErrorCode, ToolExecutor } from '@factum/agent-facts';
+export { ToolError } from '@factum/agent-facts';
+export { EXEC_INPUT_SCHEMA, execSpec } from './exec-tool.js';
+export type { JsonSchema, SchemaInput } from './input-schema.js';
+export type { ReconcileOutcome, RecoverySource } from './reconcile-uncertain.js';
+export { reconcileUncertain } from './reconcile-uncertain.js';
+export type { ReconcileDecision, UncertainOperation } from './recovery-policy.js';
+export { RecoveryPolicy } from './recovery-policy.js';
+export { DEFAULT_RESULT_LIMIT, renderToolResult } from './render-tool-result.js';
+export type { RunToolsInit, RunToolsOptions } from './run-tools.js';
+export { CapturedTools, RunTools, StepTools } from './run-tools.js';
+export type { CatalogEntry, ToolSpec } from './tool-catalog.js';
+export { EXEC_TOOL, ToolCatalog } from './tool-catalog.js';
+export { ToolCatalogError } from './tool-catalog-error.js';
+export type { ToolDefinition, ToolNesting, ToolRegistration, ToolSemantics } from './tool-registration.js';
+export { ToolHandler } from './tool-registration.js';

@@ -1,0 +1,71 @@
+import {
+  CommitError,
+  type EventOrigin,
+  type EventSink,
+  EventWrite,
+  type Fact,
+  type Invocation,
+  RuntimeEvent,
+  ToolError,
+  type ToolResult,
+} from '@factum/agent-facts';
+
+/**
+ * Every commit a run's tools make goes through here. A failed commit becomes a
+ * `ToolError('persistence')` and is remembered, so `shutdown()` can report it even if
+ * the error was swallowed above (a cell's JS `catch`, say). It also keeps every call
+ * in flight, so shutdown waits for effects still finishing.
+ */
+export class CommitLedger {
+  readonly #sink: EventSink;
+  readonly #invocation: Invocation;
+  readonly #origin: EventOrigin;
+  readonly #failures: ToolError[] = [];
+  readonly #inFlight = new Set<Promise<unknown>>();
+
+  constructor(sink: EventSink, invocation: Invocation, origin: EventOrigin = {}) {
+    this.#sink = sink;
+    this.#invocation = invocation;
+    this.#origin = origin;
+  }
+
+  /** Commits a fact (with its result, when it settles a success); throws persistence on failure. */
+  async commit(fact: Fact, result?: ToolResult): Promise<RuntimeEvent> {
+    const event = RuntimeEvent.create(this.#invocation, fact, this.#origin);
+    const write = result === undefined ? EventWrite.plain(event) : EventWrite.withResult(event, result);
+    try {
+      await this.#sink.commit(write);
+      return event;
+    } catch (error) {
+      const outcome = CommitError.isInstance(error) ? error.outcome : 'outcome_unknown';
+      const failure = new ToolError(
+        'persistence',
+        `the ${fact.kind} of operation ${'operationId' in fact ? fact.operationId : '?'} was not confirmed durable (${outcome}); its effect is never reported as success`,
+        { cause: error },
+      );
+      this.#failures.push(failure);
+      throw failure;
+    }
+  }
+
+  /** Runs `work` as a tracked call: shutdown waits for it. */
+  track<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    const forget = () => this.#inFlight.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  /** Waits for every tracked call, then throws the first persistence failure, if any. */
+  async settle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    const [first] = this.#failures;
+    if (first !== undefined) {
+      throw new ToolError(
+        'persistence',
+        `${this.#failures.length} commit(s) of this run's tools failed; the affected operations are uncertain`,
+        { cause: first },
+      );
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import type { ToolExecutor } from '@factum/agent-facts';
+import type { SchemaInput } from './input-schema.js';
+import type { RecoveryPolicy } from './recovery-policy.js';
+
+/** What a model is told about a tool. */
+export type ToolDefinition = {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the input, or a zod schema (converted with zod's JSON Schema support). */
+  readonly inputSchema: SchemaInput;
+  /** When given, a result that does not match settles the call as `invalid_output`. */
+  readonly outputSchema?: SchemaInput;
+  /** A free-form (non-JSON) tool's grammar, passed to providers that support it. */
+  readonly freeform?: { readonly syntax: string; readonly definition: string };
+  /** Provider-specific options of the tool, passed through. */
+  readonly provider?: Record<string, unknown>;
+};
+
+/** How a tool's effect runs. */
+export type ToolHandler = { readonly kind: 'immediate'; readonly executor: ToolExecutor };
+
+/** Builders for tool handlers. */
+export const ToolHandler = {
+  /** The effect runs in process, by `executor.invoke`. */
+  immediate: (executor: ToolExecutor): ToolHandler => ({ kind: 'immediate', executor }),
+} as const;
+
+/** Whether Code mode cells may call the tool (`nestable`) or only the model directly. */
+export type ToolNesting = 'nestable' | 'direct_only';
+
+/** Whether calls may overlap with others (`parallel`) or run alone (`exclusive`). */
+export type ToolSemantics = 'parallel' | 'exclusive';
+
+/** One tool in a catalog. */
+export type ToolRegistration = {
+  readonly definition: ToolDefinition;
+  readonly handler: ToolHandler;
+  readonly nesting: ToolNesting;
+  readonly semantics: ToolSemantics;
+  readonly recovery?: RecoveryPolicy;
+};
