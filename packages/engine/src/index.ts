@@ -1,1 +1,11 @@
-export {};
+export { CANCELLATION_SOURCE } from './agent-loop.js';
+export { lineage, projectMessages } from './context-projection.js';
+export type { EngineOptions, RunOptions } from './engine.js';
+export { Engine } from './engine.js';
+export { executionFingerprint } from './execution-fingerprint.js';
+export { HandoffGate, HandoffReservation, HeldHandoff } from './handoff-gate.js';
+export type { ContextBounds, RunObserver } from './model-turn.js';
+export type { RunErrorCode } from './run-error.js';
+export { RunError } from './run-error.js';
+export type { RunInput, RunOutcome, RunWork } from './run-input.js';
+export { RunningInvocation } from './running-invocation.js';

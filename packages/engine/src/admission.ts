@@ -1,0 +1,108 @@
+import { canonicalJson, type InvocationInput, type RunBoundary, successorOf } from '@factum/agent-facts';
+import type { EventLog } from '@factum/event-log';
+import { lineage, type SessionEvent, uncertainIn } from './context-projection.js';
+import { executionFingerprint } from './execution-fingerprint.js';
+import type { ContextBounds } from './model-turn.js';
+import { RunError } from './run-error.js';
+import type { RunInput } from './run-input.js';
+
+/**
+ * Checks what the log must show before a run may open, and says how its opening will
+ * be recorded. Throws `RunError`; writes nothing.
+ */
+export async function admit(log: EventLog, input: RunInput, bounds: ContextBounds): Promise<InvocationInput> {
+  const { work, invocation } = input;
+  const events = (await log.scopedPrefix({ session: invocation.sessionId }, bounds)).events;
+  if (events.some(({ event }) => event.invocation.invocationId === invocation.invocationId)) {
+    throw new RunError(
+      'invalid_input',
+      `invocation ${invocation.invocationId} already exists in session ${invocation.sessionId}`,
+    );
+  }
+  switch (work.kind) {
+    case 'message': {
+      const previous = [...events].reverse().find(({ event }) => event.fact.kind === 'invocation_opened');
+      if (previous !== undefined && !work.allowPriorUnknown) {
+        refuseUncertain(events, previous.event.invocation.invocationId);
+      }
+      return {
+        kind: 'message',
+        content: work.message,
+        sourceMessages: [...(work.sourceMessages ?? [])],
+        ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
+      };
+    }
+    case 'continuation': {
+      await checkBoundary(log, work.source);
+      if (!work.allowPriorUnknown) refuseUncertain(events, work.source.invocation.invocationId);
+      return {
+        kind: 'continuation',
+        source: work.source,
+        ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
+      };
+    }
+    case 'handoff': {
+      await checkBoundary(log, work.source);
+      checkSuccessor(events, input);
+      return { kind: 'handoff', source: work.source, pause: work.pause };
+    }
+    default:
+      return work satisfies never;
+  }
+}
+
+function refuseUncertain(events: readonly SessionEvent[], invocationId: string): void {
+  const uncertain = uncertainIn(events, lineage(events, invocationId));
+  if (uncertain.length > 0) {
+    throw new RunError(
+      'uncertain_operations',
+      `earlier operations have unknown outcomes (${uncertain.join(', ')}): reconcile them first, or allow prior unknowns explicitly`,
+    );
+  }
+}
+
+async function checkBoundary(log: EventLog, source: RunBoundary): Promise<void> {
+  const found = await log.runSource(source.invocation.sessionId, source.invocation.runId, source.highWater);
+  const boundary = found?.boundary;
+  if (
+    boundary === undefined ||
+    boundary.highWater !== source.highWater ||
+    boundary.digest !== source.digest
+  ) {
+    throw new RunError(
+      'unknown_source',
+      `run ${source.invocation.runId} has no event at sequence ${source.highWater} with that digest: take the boundary from runSource()`,
+    );
+  }
+}
+
+function checkSuccessor(events: readonly SessionEvent[], input: RunInput): void {
+  if (input.work.kind !== 'handoff') return;
+  const { source, pause } = input.work;
+  const ended = events.find(
+    ({ event }) =>
+      event.invocation.invocationId === source.invocation.invocationId &&
+      event.fact.kind === 'invocation_ended',
+  )?.event.fact;
+  if (ended?.kind !== 'invocation_ended' || ended.outcome.kind !== 'handoff_paused') {
+    throw new RunError(
+      'handoff_mismatch',
+      `invocation ${source.invocation.invocationId} was not paused for a handoff`,
+    );
+  }
+  if (canonicalJson(ended.outcome.pause) !== canonicalJson(pause)) {
+    throw new RunError('handoff_mismatch', 'the pause given is not the one the log recorded');
+  }
+  if (canonicalJson(successorOf(pause.intent, source.invocation)) !== canonicalJson(input.invocation)) {
+    throw new RunError(
+      'handoff_mismatch',
+      `only invocation ${pause.intent.successorInvocationId} of run ${pause.intent.successorRunId} may resume this turn`,
+    );
+  }
+  if (executionFingerprint(input) !== pause.execution.fingerprint) {
+    throw new RunError(
+      'fingerprint_mismatch',
+      'the successor differs from the paused run in configuration, provider, model, options, output limit or tools',
+    );
+  }
+}

@@ -1,0 +1,185 @@
+import {
+  emptyUsage,
+  type FactError,
+  type HandoffIntent,
+  type HandoffPause,
+  type InvocationOutcome,
+  type ModelStep,
+  ToolError,
+} from '@factum/agent-facts';
+import type { CodeExecutor } from '@factum/code-runtime';
+import type { EventLog } from '@factum/event-log';
+import { ModelError, type ModelExecutor } from '@factum/model';
+import { type CapturedTools, RunTools } from '@factum/tools';
+import { toolCallsOf } from './context-projection.js';
+import { executionFingerprint } from './execution-fingerprint.js';
+import type { HandoffGate, Sealing } from './handoff-gate.js';
+import type { InvocationWriter } from './invocation-writer.js';
+import { addUsage, type ContextBounds, modelTurn, type RunObserver } from './model-turn.js';
+import { RunError } from './run-error.js';
+import type { RunInput, RunOutcome } from './run-input.js';
+
+/** What one worker needs; the engine builds it at admission. */
+export type LoopContext = {
+  readonly log: EventLog;
+  readonly models: ModelExecutor;
+  readonly code: CodeExecutor;
+  readonly input: RunInput;
+  readonly writer: InvocationWriter;
+  readonly gate: HandoffGate;
+  readonly signal: AbortSignal;
+  readonly maxSteps: number;
+  readonly bounds: ContextBounds;
+  readonly observer?: RunObserver;
+};
+
+export const CANCELLATION_SOURCE = 'runtime_cancellation';
+
+/**
+ * The worker of one invocation: model step, the step's tools, the next step — until the
+ * model stops, a limit is hit, the run is cancelled or a handoff is committed — then
+ * `invocation_ended`, written only after every effect it started has settled.
+ */
+export class AgentLoop {
+  readonly #context: LoopContext;
+  #steps = 0;
+  #usage = emptyUsage();
+  #sealing: Sealing | undefined;
+
+  constructor(context: LoopContext) {
+    this.#context = context;
+  }
+
+  async run(): Promise<RunOutcome> {
+    const { input, writer, gate, code, log } = this.#context;
+    const tools = new RunTools({
+      sink: log,
+      invocation: input.invocation,
+      catalog: input.work.tools,
+      mode: input.configuration.toolMode,
+      code,
+    });
+    let outcome: InvocationOutcome;
+    try {
+      outcome = await this.#loop(await tools.capture(input.configuration.cwd));
+    } catch (error) {
+      outcome = { kind: 'failed', error: classify(error) };
+    }
+    try {
+      await tools.shutdown();
+    } catch (error) {
+      if (outcome.kind !== 'failed') outcome = { kind: 'failed', error: classify(error) };
+    }
+    try {
+      await writer.write({ kind: 'invocation_ended', outcome });
+      this.#sealing?.settle.resolve(this.#sealing.pause);
+    } catch (error) {
+      this.#sealing?.settle.reject(error);
+      throw new RunError(
+        'persistence',
+        'the end of the invocation could not be recorded; recovery will end it',
+        {
+          cause: error,
+        },
+      );
+    } finally {
+      gate.close(new RunError('handoff_unavailable', `the run ended (${outcome.kind}) before a safe point`));
+    }
+    return { invocation: input.invocation, outcome, steps: this.#steps, usage: this.#usage };
+  }
+
+  async #loop(captured: CapturedTools): Promise<InvocationOutcome> {
+    const { input, gate, signal, maxSteps } = this.#context;
+    const cancelled: InvocationOutcome = { kind: 'cancelled', source: CANCELLATION_SOURCE };
+    for (;;) {
+      if (signal.aborted) return cancelled;
+      const sealing = await gate.atSafePoint((intent) => this.#preview(intent), signal);
+      if (sealing !== undefined) {
+        this.#sealing = sealing;
+        return { kind: 'handoff_paused', pause: sealing.pause };
+      }
+      if (signal.aborted) return cancelled;
+      if (this.#steps >= maxSteps) {
+        return {
+          kind: 'failed',
+          error: { code: 'step_limit', message: `the run reached its limit of ${maxSteps} model steps` },
+        };
+      }
+      this.#steps += 1;
+      const stepId = `${input.invocation.invocationId}/${this.#steps}`;
+      let step: ModelStep;
+      try {
+        step = await modelTurn({ ...this.#context, stepId, tools: captured.specs });
+      } catch (error) {
+        if (signal.aborted) return cancelled;
+        throw error;
+      }
+      this.#usage = addUsage(this.#usage, step.usage);
+      const calls = toolCallsOf(step.parts);
+      if (calls.length === 0) {
+        if (step.finishReason === 'length') {
+          return {
+            kind: 'failed',
+            error: { code: 'output_limit', message: 'the model reached its output limit' },
+          };
+        }
+        return { kind: 'completed' };
+      }
+      const failure = await this.#runTools(captured, stepId, calls);
+      if (failure !== undefined) return { kind: 'failed', error: failure };
+    }
+  }
+
+  /** Runs the step's calls in order; after a cancel, the rest are rejected as cancelled. */
+  async #runTools(
+    captured: CapturedTools,
+    stepId: string,
+    calls: ReturnType<typeof toolCallsOf>,
+  ): Promise<FactError | undefined> {
+    const step = captured.intoStep(stepId);
+    const stop = new AbortController();
+    const signal = AbortSignal.any([this.#context.signal, stop.signal]);
+    let failure: FactError | undefined;
+    for (const call of calls) {
+      try {
+        await step.invoke(call, signal);
+      } catch (error) {
+        if (!ToolError.isInstance(error) || error.code !== 'persistence') continue;
+        // The log could not confirm a boundary: stop starting effects, end failed.
+        failure ??= classify(error);
+        stop.abort();
+      }
+    }
+    return failure;
+  }
+
+  #preview(intent: HandoffIntent): HandoffPause {
+    const { input } = this.#context;
+    const replayBase =
+      input.work.kind === 'continuation'
+        ? input.work.source
+        : input.work.kind === 'handoff'
+          ? input.work.pause.execution.replayBase
+          : undefined;
+    return {
+      intent,
+      execution: {
+        fingerprint: executionFingerprint(input),
+        ...(input.mainOutputLimit === undefined ? {} : { mainOutputLimit: input.mainOutputLimit }),
+        ...(replayBase === undefined ? {} : { replayBase }),
+        steps: this.#steps,
+      },
+    };
+  }
+}
+
+/** A failure as the log keeps it: a stable code and a sentence, never a secret. */
+export function classify(error: unknown): FactError {
+  if (ModelError.isInstance(error)) return { code: `model_${error.code}`, message: error.message };
+  if (ToolError.isInstance(error)) return { code: error.code, message: error.message };
+  if (RunError.isInstance(error)) return { code: error.code, message: error.message };
+  return {
+    code: 'internal',
+    message: error instanceof Error ? error.message : 'the run failed unexpectedly',
+  };
+}

@@ -1,0 +1,160 @@
+import type { Fact, FactOf, ModelPart, RuntimeEvent } from '@factum/agent-facts';
+import type { ModelMessage, ModelToolOutcome } from '@factum/model';
+
+/** An event of the session's prefix, in log order. */
+export type SessionEvent = { readonly sequence: number; readonly event: RuntimeEvent };
+
+/** Reads a stored tool result by the id of the event that settled it. */
+export type ResultReader = (eventId: string) => Promise<unknown>;
+
+/** One invocation's part of a history, cut at `upTo` when a boundary ends it early. */
+type Segment = { readonly invocationId: string; readonly upTo: number };
+
+const UNKNOWN_OUTCOME =
+  'the outcome is unknown: the call was dispatched but its result was never recorded; it may or may not have taken effect';
+
+/**
+ * The history an invocation stands on: the invocations it descends from, oldest first,
+ * then itself. A message run follows the invocation opened just before it in the
+ * session; a continuation or a handoff follows its source boundary — so branches the
+ * run does not descend from stay out of its prompt.
+ */
+export function lineage(events: readonly SessionEvent[], invocationId: string): Segment[] {
+  const opened = new Map<string, { sequence: number; fact: FactOf<'invocation_opened'> }>();
+  const order: string[] = [];
+  for (const { sequence, event } of events) {
+    if (event.fact.kind !== 'invocation_opened') continue;
+    opened.set(event.invocation.invocationId, { sequence, fact: event.fact });
+    order.push(event.invocation.invocationId);
+  }
+  const segments: Segment[] = [];
+  const seen = new Set<string>();
+  let current: Segment | undefined = { invocationId, upTo: Number.POSITIVE_INFINITY };
+  while (current !== undefined && !seen.has(current.invocationId)) {
+    seen.add(current.invocationId);
+    segments.push(current);
+    const entry = opened.get(current.invocationId);
+    if (entry === undefined) break;
+    const input = entry.fact.input;
+    if (input.kind === 'message') {
+      const index = order.indexOf(current.invocationId);
+      const previous = index > 0 ? order[index - 1] : undefined;
+      current =
+        previous === undefined ? undefined : { invocationId: previous, upTo: Number.POSITIVE_INFINITY };
+    } else {
+      current = { invocationId: input.source.invocation.invocationId, upTo: input.source.highWater };
+    }
+  }
+  return segments.reverse();
+}
+
+/** Operations in a history that were dispatched and never settled or reconciled. */
+export function uncertainIn(events: readonly SessionEvent[], segments: readonly Segment[]): string[] {
+  const members = new Set(segments.map((segment) => segment.invocationId));
+  const open = new Set<string>();
+  for (const { event } of events) {
+    if (!members.has(event.invocation.invocationId)) continue;
+    const fact = event.fact;
+    if (fact.kind === 'tool_dispatched') open.add(fact.operationId);
+    if (fact.kind === 'tool_settled') open.delete(fact.operationId);
+    if (fact.kind === 'tool_reconciled' && fact.decision.kind !== 'unknown') open.delete(fact.operationId);
+  }
+  return [...open];
+}
+
+/**
+ * The conversation a model request carries, projected from the log alone: each user
+ * message, each assistant step, and right after it one tool message per call the step
+ * made — its result, its failure, the sentence of its rejection, or that its outcome
+ * is unknown. Nothing comes from memory, so a reopened log gives the same prompt.
+ */
+export async function projectMessages(
+  events: readonly SessionEvent[],
+  invocationId: string,
+  readResult: ResultReader,
+): Promise<ModelMessage[]> {
+  const segments = lineage(events, invocationId);
+  const byInvocation = new Map<string, SessionEvent[]>();
+  for (const stored of events) {
+    const id = stored.event.invocation.invocationId;
+    let list = byInvocation.get(id);
+    if (list === undefined) byInvocation.set(id, (list = []));
+    list.push(stored);
+  }
+  const messages: ModelMessage[] = [];
+  for (const segment of segments) {
+    const own = byInvocation.get(segment.invocationId) ?? [];
+    const outcomes = outcomesOf(own);
+    for (const { sequence, event } of own) {
+      if (sequence > segment.upTo) break;
+      const fact = event.fact;
+      if (fact.kind === 'invocation_opened' && fact.input.kind === 'message') {
+        messages.push({ role: 'user', content: fact.input.content });
+      }
+      if (fact.kind === 'model_completed' && fact.output.parts.length > 0) {
+        messages.push({ role: 'assistant', parts: fact.output.parts });
+        for (const part of fact.output.parts) {
+          if (part.kind !== 'tool_call') continue;
+          const result = await toolOutcome(outcomes.get(`${fact.stepId}:${part.call.id}`), readResult);
+          messages.push({ role: 'tool', callId: part.call.id, name: part.call.name, result });
+        }
+      }
+    }
+  }
+  return messages;
+}
+
+type Closing = FactOf<'tool_settled'> | FactOf<'tool_rejected'> | FactOf<'tool_reconciled'>;
+type Recorded = { dispatched: boolean; closing?: { fact: Closing; eventId: string } };
+
+function outcomesOf(events: readonly SessionEvent[]): Map<string, Recorded> {
+  const outcomes = new Map<string, Recorded>();
+  const entry = (operationId: string) => {
+    let found = outcomes.get(operationId);
+    if (found === undefined) outcomes.set(operationId, (found = { dispatched: false }));
+    return found;
+  };
+  for (const { event } of events) {
+    const fact: Fact = event.fact;
+    if (fact.kind === 'tool_dispatched') entry(fact.operationId).dispatched = true;
+    if (fact.kind === 'tool_settled' || fact.kind === 'tool_rejected') {
+      entry(fact.operationId).closing = { fact, eventId: event.id };
+    }
+    if (fact.kind === 'tool_reconciled' && fact.decision.kind !== 'unknown') {
+      entry(fact.operationId).closing = { fact, eventId: event.id };
+    }
+  }
+  return outcomes;
+}
+
+async function toolOutcome(
+  recorded: Recorded | undefined,
+  readResult: ResultReader,
+): Promise<ModelToolOutcome> {
+  if (recorded?.closing === undefined) {
+    return recorded?.dispatched
+      ? { kind: 'error', message: UNKNOWN_OUTCOME }
+      : { kind: 'rejected', rejection: { kind: 'interrupted' } };
+  }
+  const { fact, eventId } = recorded.closing;
+  switch (fact.kind) {
+    case 'tool_rejected':
+      return { kind: 'rejected', rejection: fact.reason };
+    case 'tool_settled':
+      return fact.outcome.kind === 'succeeded'
+        ? { kind: 'value', value: await readResult(eventId) }
+        : { kind: 'error', message: `${fact.outcome.error.code}: ${fact.outcome.error.message}` };
+    case 'tool_reconciled':
+      if (fact.decision.kind === 'succeeded') return { kind: 'value', value: await readResult(eventId) };
+      return fact.decision.kind === 'failed'
+        ? { kind: 'error', message: `${fact.decision.error.code}: ${fact.decision.error.message}` }
+        : { kind: 'error', message: UNKNOWN_OUTCOME };
+    default:
+      return fact satisfies never;
+  }
+}
+
+/** The tool calls of a step, in the order the model gave them. */
+export function toolCallsOf(parts: readonly ModelPart[]) {
+  return parts.flatMap((part) => (part.kind === 'tool_call' ? [part.call] : []));
+}

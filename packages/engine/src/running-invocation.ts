@@ -1,0 +1,33 @@
+import type { Invocation } from '@factum/agent-facts';
+import type { HandoffGate } from './handoff-gate.js';
+import type { RunOutcome } from './run-input.js';
+
+/** A run in progress: its handoff gate, a way to cancel it, and its end. */
+export class RunningInvocation {
+  readonly invocation: Invocation;
+  readonly handoff: HandoffGate;
+  readonly #done: Promise<RunOutcome>;
+  readonly #cancel: () => void;
+
+  constructor(init: {
+    invocation: Invocation;
+    handoff: HandoffGate;
+    done: Promise<RunOutcome>;
+    cancel: () => void;
+  }) {
+    this.invocation = init.invocation;
+    this.handoff = init.handoff;
+    this.#done = init.done;
+    this.#cancel = init.cancel;
+  }
+
+  /** Resolves when the invocation has ended and every effect it started is durable. */
+  wait(): Promise<RunOutcome> {
+    return this.#done;
+  }
+
+  /** Cancels the run: in-flight effects finish, the rest is rejected, it ends cancelled. */
+  cancel(): void {
+    this.#cancel();
+  }
+}
