@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import type { Invocation } from '@factum/agent-facts';
+import { CodeExecutor } from '@factum/code-runtime';
+import { Engine, type EngineOptions } from '@factum/engine';
+import { EventLog } from '@factum/event-log';
+import { ModelExecutor } from '@factum/model';
+
+/** Where a runtime keeps its log: a SQLite file (default `.factum/events.sqlite`) or PostgreSQL. */
+export type RuntimeTarget = { readonly dataDir: string } | { readonly postgres: string };
+
+/** Options of a runtime. */
+export type FactumRuntimeOptions = {
+  readonly target?: RuntimeTarget;
+  readonly modelTimeoutMs?: number;
+  readonly engine?: EngineOptions;
+};
+
+/** The default data directory: `.factum` in the current working directory. */
+export function defaultDataDir(cwd = process.cwd()): string {
+  return resolve(cwd, '.factum');
+}
+
+/**
+ * Everything the app composes, opened once: the event log, the engine over it, the
+ * model executor and the code executor. Commands and the HTTP server share one.
+ */
+export class FactumRuntime implements AsyncDisposable {
+  readonly log: EventLog;
+  readonly engine: Engine;
+  readonly models: ModelExecutor;
+  readonly code: CodeExecutor;
+  readonly description: string;
+
+  private constructor(init: {
+    log: EventLog;
+    engine: Engine;
+    models: ModelExecutor;
+    code: CodeExecutor;
+    description: string;
+  }) {
+    this.log = init.log;
+    this.engine = init.engine;
+    this.models = init.models;
+    this.code = init.code;
+    this.description = init.description;
+  }
+
+  static async open(options: FactumRuntimeOptions = {}): Promise<FactumRuntime> {
+    const target = options.target ?? { dataDir: defaultDataDir() };
+    const path = 'postgres' in target ? undefined : join(target.dataDir, 'events.sqlite');
+    const log = await EventLog.open(path ?? { postgres: (target as { postgres: string }).postgres });
+    const models = new ModelExecutor({ timeoutMs: options.modelTimeoutMs ?? 120_000 });
+    const code = new CodeExecutor();
+    const engine = new Engine({ log, models, code, ...(options.engine ? { options: options.engine } : {}) });
+    return new FactumRuntime({ log, engine, models, code, description: path ?? 'PostgreSQL' });
+  }
+
+  /** Waits for every run to drain, then closes the log and the code executor. */
+  async close(): Promise<void> {
+    await this.engine.drain();
+    await this.log.close();
+    await this.code.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/** A fresh invocation: a new session unless one is given, new turn, run and invocation ids. */
+export function newInvocation(sessionId?: string): Invocation {
+  const id = () => randomUUID().slice(0, 8);
+  return {
+    sessionId: sessionId ?? `session-${id()}`,
+    turnId: `turn-${id()}`,
+    runId: `run-${id()}`,
+    invocationId: `invocation-${id()}`,
+  };
+}
