@@ -1,1 +1,16 @@
-export {};
+export type {
+  RecordedRequest,
+  ScriptedProviderOptions,
+  ScriptedRequestBody,
+  ScriptHandle,
+} from './scripted-provider.js';
+export { ScriptedProvider, startScriptedProvider } from './scripted-provider.js';
+export { ScriptedProviderError } from './scripted-provider-error.js';
+export type {
+  ScriptedAnswer,
+  ScriptedHttpError,
+  ScriptedRaw,
+  ScriptedReply,
+  ScriptedTiming,
+  ScriptedToolCall,
+} from './scripted-reply.js';

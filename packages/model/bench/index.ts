@@ -1,0 +1,209 @@
+// Benchmarks of @factum/model. One JSON line per measure, each with a baseline measured
+// in the same run and the ratio against it. Run: pnpm --filter @factum/model bench
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
+import type { ModelObservation } from '@factum/agent-facts';
+import { createParser } from 'eventsource-parser';
+import { request } from 'undici';
+import { ModelExecutor, type ModelRequest, type ProviderConfig } from '../src/index.js';
+import { renderScriptedStream } from '../src/render-scripted-stream.js';
+import { SecretRedactor } from '../src/secret-redactor.js';
+import { SseReader } from '../src/sse-reader.js';
+import { StepBuilder } from '../src/step-builder.js';
+import { adapterFor } from '../src/wire-request.js';
+
+type Measure = { name: string; unit: string; value: number; baseline: number; ratio: number; note: string };
+const emit = (measure: Measure) => console.log(JSON.stringify(measure));
+const median = (values: readonly number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+// A chat-completions answer of about 2.2 KB in 23 SSE events: 21 text deltas, the
+// finish chunk and [DONE], written as 23 separate chunks (the TOOLCHAIN reference shape).
+const events = renderScriptedStream(
+  'openai_chat_completions',
+  { text: Array.from({ length: 21 }, (_, i) => `word${i} `) },
+  'bench',
+);
+const body = events.join('');
+
+const server = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const event of events) res.write(event);
+    res.end();
+  });
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+const provider: ProviderConfig = {
+  kind: 'openai_chat_completions',
+  model: 'bench',
+  baseUrl,
+  auth: { apiKey: 'bench-key' },
+};
+const modelRequest: ModelRequest = { messages: [{ role: 'user', content: 'hello' }], tools: [] };
+const executor = new ModelExecutor({ timeoutMs: 10_000 });
+const url = `${baseUrl}/chat/completions`;
+const requestBody = JSON.stringify({
+  model: 'bench',
+  messages: [{ role: 'user', content: 'hello' }],
+  stream: true,
+  stream_options: { include_usage: true },
+});
+const headers = {
+  'content-type': 'application/json',
+  accept: 'text/event-stream',
+  authorization: 'Bearer bench-key',
+};
+
+// The strictest baseline: send the same request and read the body's bytes, nothing more.
+async function plainRequest(): Promise<number> {
+  const response = await request(url, { method: 'POST', headers, body: requestBody });
+  let bytes = 0;
+  for await (const chunk of response.body) bytes += (chunk as Buffer).length;
+  return bytes;
+}
+
+// The least a correct client must do with the same stream: frame it and parse each chunk.
+async function parsingRequest(): Promise<number> {
+  const response = await request(url, { method: 'POST', headers, body: requestBody });
+  const decoder = new StringDecoder('utf8');
+  let parsed = 0;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.data !== '[DONE]') parsed += JSON.parse(event.data).created;
+    },
+  });
+  for await (const chunk of response.body) parser.feed(decoder.write(chunk as Buffer));
+  return parsed;
+}
+
+async function executorRequest(): Promise<number> {
+  const step = await executor.stream(modelRequest, { provider }).step();
+  return step.parts.length;
+}
+
+async function timeEach(run: () => Promise<number>, count: number): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < count; i++) await run();
+  return (performance.now() - started) / count;
+}
+
+// Warm both paths (JIT, connection pool), then alternate rounds so drift hits both.
+await timeEach(plainRequest, 300);
+await timeEach(parsingRequest, 300);
+await timeEach(executorRequest, 300);
+const plainRounds: number[] = [];
+const parsingRounds: number[] = [];
+const executorRounds: number[] = [];
+for (let round = 0; round < 7; round++) {
+  plainRounds.push(await timeEach(plainRequest, 300));
+  parsingRounds.push(await timeEach(parsingRequest, 300));
+  executorRounds.push(await timeEach(executorRequest, 300));
+}
+const plainMs = median(plainRounds);
+const parsingMs = median(parsingRounds);
+const executorMs = median(executorRounds);
+emit({
+  name: 'streamed_request_ms',
+  unit: 'ms per request',
+  value: round3(executorMs),
+  baseline: round3(plainMs),
+  ratio: round3(executorMs / plainMs),
+  note: `ModelExecutor.stream().step() vs undici.request reading the body bytes, same loopback server and body; ${body.length} B in ${events.length} SSE events; goal <= 1.2`,
+});
+emit({
+  name: 'streamed_request_vs_parsing_client_ms',
+  unit: 'ms per request',
+  value: round3(executorMs),
+  baseline: round3(parsingMs),
+  ratio: round3(executorMs / parsingMs),
+  note: 'ModelExecutor vs undici.request + StringDecoder + eventsource-parser + JSON.parse of every chunk (the least a correct client does)',
+});
+await new Promise<void>((resolve) => server.close(() => resolve()));
+
+// SSE parsing throughput: one large stream of chat chunks fed in 1 KiB pieces.
+const manyEvents = renderScriptedStream(
+  'openai_chat_completions',
+  { text: Array.from({ length: 20_000 }, (_, i) => `token${i % 97} `) },
+  'bench',
+);
+const bytes = new TextEncoder().encode(manyEvents.join(''));
+const pieces: Uint8Array[] = [];
+for (let offset = 0; offset < bytes.length; offset += 1024)
+  pieces.push(bytes.subarray(offset, offset + 1024));
+const text = new TextDecoder().decode(bytes);
+const textPieces: string[] = [];
+for (let offset = 0; offset < text.length; offset += 1024) textPieces.push(text.slice(offset, offset + 1024));
+
+function parserAlone(): number {
+  let count = 0;
+  const parser = createParser({ onEvent: () => (count += 1) });
+  for (const piece of textPieces) parser.feed(piece);
+  return count;
+}
+
+function framingPath(): number {
+  let count = 0;
+  const reader = new SseReader(() => (count += 1));
+  for (const piece of pieces) reader.push(piece);
+  reader.end();
+  return count;
+}
+
+function fullPath(): number {
+  let count = 0;
+  const context = {
+    baseUrl,
+    kind: provider.kind,
+    model: 'bench',
+    hasApiKey: true,
+    redactor: new SecretRedactor(['bench-key']),
+  };
+  const decoder = adapterFor('openai_chat_completions').decoder(
+    new StepBuilder((_: ModelObservation) => (count += 1)),
+    context,
+  );
+  const reader = new SseReader((event) => decoder.event(event));
+  for (const piece of pieces) reader.push(piece);
+  reader.end();
+  decoder.finish();
+  return count;
+}
+
+function eventsPerSecond(run: () => number): number {
+  for (let i = 0; i < 3; i++) run();
+  const rates: number[] = [];
+  for (let round = 0; round < 9; round++) {
+    const started = performance.now();
+    run();
+    rates.push(manyEvents.length / ((performance.now() - started) / 1000));
+  }
+  return median(rates);
+}
+
+const baselineRate = eventsPerSecond(parserAlone);
+const framingRate = eventsPerSecond(framingPath);
+const fullRate = eventsPerSecond(fullPath);
+emit({
+  name: 'sse_framing_events_per_s',
+  unit: 'events/s',
+  value: Math.round(framingRate),
+  baseline: Math.round(baselineRate),
+  ratio: round3(framingRate / baselineRate),
+  note: 'SseReader (Buffer chunks, streaming UTF-8 decode, eventsource-parser) vs eventsource-parser fed pre-decoded strings',
+});
+emit({
+  name: 'sse_parse_to_step_events_per_s',
+  unit: 'events/s',
+  value: Math.round(fullRate),
+  baseline: Math.round(baselineRate),
+  ratio: round3(fullRate / baselineRate),
+  note: 'the executor path (framing + JSON.parse + chat adapter + StepBuilder + observations) vs eventsource-parser alone',
+});
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
