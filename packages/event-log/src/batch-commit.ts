@@ -1,5 +1,5 @@
 import { CommitError, chainDigest } from '@factum/agent-facts';
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { AppendRefusedError } from './append-refused-error.js';
 import { checkWrite, type RuleEffects } from './append-rules.js';
 import { loadRuleState } from './load-rule-state.js';
@@ -19,17 +19,22 @@ type Accepted = { pending: PendingWrite; row: EventsTable; effects: RuleEffects 
  */
 export async function commitBatch(
   db: Kysely<LogDatabase>,
-  context: { dialect: LogDialect; cache: RuleCache; hooks: CommitHooks },
+  context: {
+    dialect: LogDialect;
+    durable: (() => Promise<void>) | undefined;
+    cache: RuleCache;
+    hooks: CommitHooks;
+  },
   batch: readonly PendingWrite[],
 ): Promise<void> {
-  const { dialect, cache, hooks } = context;
+  const { dialect, durable, cache, hooks } = context;
   // Optional calls skip their arguments: without hooks, no id lists are built.
   hooks.batchStarted?.({ size: batch.length, eventIds: batch.map((pending) => pending.write.event.id) });
   let accepted: Accepted[] = [];
   let committing = false;
   try {
     await db.connection().execute(async (connection) => {
-      for (const statement of dialect.begin()) await statement.execute(connection);
+      for (const statement of dialect.begin) await connection.executeQuery(statement);
       try {
         const token = await dialect.changeToken(connection);
         if (token === undefined || token !== cache.token) cache.reset();
@@ -43,11 +48,13 @@ export async function commitBatch(
           eventIds: accepted.map((entry) => entry.row.event_id),
         });
         committing = true;
-        await sql`commit`.execute(connection);
+        await connection.executeQuery(dialect.commit);
       } catch (error) {
-        if (!committing) await sql`rollback`.execute(connection).catch(() => undefined);
+        if (!committing) await connection.executeQuery(dialect.rollback).catch(() => undefined);
         throw error;
       }
+      // Still holding the connection: nobody in this process reads what is not yet durable.
+      await durable?.();
     });
   } catch (error) {
     cache.reset();

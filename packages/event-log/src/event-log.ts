@@ -17,12 +17,11 @@ import { commitBatch } from './batch-commit.js';
 import { EventLogError } from './event-log-error.js';
 import { GroupCommit } from './group-commit.js';
 import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
-import type { LogDialect } from './log-dialect.js';
 import type { LogPrefix } from './log-prefix.js';
 import { prefixOf, type ReadBounds, readBounded, readPage, runEnd, unfinished } from './log-queries.js';
 import type { LogDatabase } from './log-schema.js';
 import { migrateToLatest } from './migrations.js';
-import { openSqlite } from './open-database.js';
+import { type OpenDatabase, openSqlite } from './open-database.js';
 import type { CommitHooks, PendingWrite } from './pending-write.js';
 import { RuleCache } from './rule-cache.js';
 import type { StoredEvent } from './stored-event.js';
@@ -63,14 +62,15 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #options: Required<Omit<EventLogOptions, 'hooks'>>;
   #closed: Promise<void> | undefined;
 
-  private constructor(db: Kysely<LogDatabase>, dialect: LogDialect, options: EventLogOptions) {
+  private constructor(store: OpenDatabase, options: EventLogOptions) {
+    const { db, dialect, durable } = store;
     this.#db = db;
     this.#options = {
       maxBatch: options.maxBatch ?? 256,
       maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
     };
-    const context = { dialect, cache: new RuleCache(), hooks: options.hooks ?? {} };
+    const context = { dialect, durable, cache: new RuleCache(), hooks: options.hooks ?? {} };
     this.#queue = new GroupCommit((batch) => commitBatch(db, context, batch), this.#options.maxBatch);
   }
 
@@ -78,18 +78,18 @@ export class EventLog implements EventSink, AsyncDisposable {
   static async open(target: LogTarget, options: EventLogOptions = {}): Promise<EventLog> {
     if (typeof target !== 'string') {
       const { openPostgres } = await import('./open-postgres.js');
-      const { db, dialect } = await openPostgres(target.postgres);
-      await migrateToLatest(db);
-      return new EventLog(db, dialect, options);
+      const store = await openPostgres(target.postgres);
+      await migrateToLatest(store.db);
+      return new EventLog(store, options);
     }
-    const { db, dialect } = openSqlite(target);
+    const store = openSqlite(target);
     try {
-      await migrateToLatest(db);
+      await migrateToLatest(store.db);
     } catch (error) {
-      await db.destroy();
+      await store.db.destroy();
       throw new EventLogError('open_failed', `cannot prepare the event log at ${target}`, { cause: error });
     }
-    return new EventLog(db, dialect, options);
+    return new EventLog(store, options);
   }
 
   /** Commits `write` durably (with others, in one transaction) and says where it stands. */

@@ -1,27 +1,35 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { LogDatabase } from './log-schema.js';
 
 /**
  * What differs between the stores: how a write transaction takes the log's single
  * writer position, and whether state read in an earlier transaction can be trusted.
+ * Statements are compiled once: building them costs more than SQLite spends running
+ * them, and they run on every batch.
  */
 export interface LogDialect {
   readonly name: 'sqlite' | 'postgres';
   /** Statements that open a write transaction holding the writer position. */
-  begin(): RawBuilder<unknown>[];
+  readonly begin: readonly CompiledQuery[];
+  readonly commit: CompiledQuery;
+  readonly rollback: CompiledQuery;
   /**
    * A token that changes whenever another connection committed since the last call,
    * or `undefined` when the store cannot tell (then nothing is cached across batches).
    */
-  changeToken(db: Kysely<LogDatabase>): Promise<number | undefined>;
+  changeToken(connection: Kysely<LogDatabase>): Promise<number | undefined>;
 }
+
+const dataVersion = CompiledQuery.raw('pragma data_version');
 
 /** SQLite: `BEGIN IMMEDIATE` takes the write lock; `PRAGMA data_version` tells of other writers. */
 export const sqliteDialect: LogDialect = {
   name: 'sqlite',
-  begin: () => [sql`begin immediate`],
-  async changeToken(db) {
-    const result = await sql<{ data_version: number }>`pragma data_version`.execute(db);
+  begin: [CompiledQuery.raw('begin immediate')],
+  commit: CompiledQuery.raw('commit'),
+  rollback: CompiledQuery.raw('rollback'),
+  async changeToken(connection) {
+    const result = await connection.executeQuery(dataVersion as CompiledQuery<{ data_version: number }>);
     return result.rows[0]?.data_version;
   },
 };
@@ -29,6 +37,8 @@ export const sqliteDialect: LogDialect = {
 /** PostgreSQL: one transaction-scoped advisory lock serialises the chain's writers across hosts. */
 export const postgresDialect: LogDialect = {
   name: 'postgres',
-  begin: () => [sql`begin`, sql`select pg_advisory_xact_lock(7310512201)`],
+  begin: [CompiledQuery.raw('begin'), CompiledQuery.raw('select pg_advisory_xact_lock(7310512201)')],
+  commit: CompiledQuery.raw('commit'),
+  rollback: CompiledQuery.raw('rollback'),
   changeToken: async () => undefined,
 };

@@ -5,24 +5,41 @@ import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from
 import { EventLogError } from './event-log-error.js';
 import { type LogDialect, sqliteDialect } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
-
-/** An open store: the Kysely handle and what differs about its dialect. */
-export type OpenDatabase = { readonly db: Kysely<LogDatabase>; readonly dialect: LogDialect };
+import { WalSync } from './wal-sync.js';
 
 /**
- * Opens (creating if needed) a SQLite log file. WAL with `synchronous=FULL`: a commit
- * returns only after the WAL is fsynced, which is what "durable" means here.
+ * An open store: the Kysely handle, what differs about its dialect, and — where
+ * `COMMIT` does not itself reach the disk — how to make what it committed durable.
+ */
+export type OpenDatabase = {
+  readonly db: Kysely<LogDatabase>;
+  readonly dialect: LogDialect;
+  readonly durable?: () => Promise<void>;
+};
+
+/**
+ * Opens (creating if needed) a SQLite log file in WAL mode. `synchronous=NORMAL` keeps
+ * the fsync out of `COMMIT`; the log calls `durable()` (an fdatasync of the WAL on the
+ * thread pool) before acknowledging, which leaves on disk what `FULL` would.
  */
 export function openSqlite(path: string): OpenDatabase {
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const database = new Database(path);
-    database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = FULL');
+    const wal = database.pragma('journal_mode = WAL', { simple: true }) === 'wal' ? new WalSync(path) : undefined;
+    // Without a WAL (an in-memory log) there is nothing to sync beside `COMMIT`.
+    database.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
     database.pragma('busy_timeout = 10000');
+    const close = () => {
+      wal?.close();
+      database.close();
+    };
     return {
-      db: new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }),
+      db: new Kysely<LogDatabase>({
+        dialect: new SqliteDialect({ database: withStatementCache(database, close) }),
+      }),
       dialect: sqliteDialect,
+      durable: wal && (() => wal.sync()),
     };
   } catch (error) {
     throw new EventLogError('open_failed', `cannot open the event log at ${path}: ${String(error)}`, {
@@ -35,10 +52,10 @@ export function openSqlite(path: string): OpenDatabase {
  * Kysely prepares every statement anew; preparing costs more than running a small
  * insert. The log issues a handful of distinct statements, so it keeps them prepared.
  */
-function withStatementCache(database: Database.Database): SqliteDatabase {
+function withStatementCache(database: Database.Database, close: () => void): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>();
   return {
-    close: () => database.close(),
+    close,
     prepare(text: string): SqliteStatement {
       let statement = statements.get(text);
       if (statement === undefined) {
