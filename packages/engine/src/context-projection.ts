@@ -1,5 +1,6 @@
 import type { Fact, FactOf, ModelPart, RuntimeEvent } from '@factum/agent-facts';
 import type { ModelMessage, ModelToolOutcome } from '@factum/model';
+import { renderToolResult } from '@factum/tools';
 
 /** An event of the session's prefix, in log order. */
 export type SessionEvent = { readonly sequence: number; readonly event: RuntimeEvent };
@@ -65,7 +66,7 @@ export function uncertainIn(events: readonly SessionEvent[], segments: readonly 
 /**
  * The conversation a model request carries, projected from the log alone: each user
  * message, each assistant step, and right after it one tool message per call the step
- * made — its result, its failure, the sentence of its rejection, or that its outcome
+ * made — its result (bounded by `renderToolResult`), its failure, the sentence of its rejection, or that its outcome
  * is unknown. Nothing comes from memory, so a reopened log gives the same prompt.
  */
 export async function projectMessages(
@@ -142,10 +143,11 @@ async function toolOutcome(
       return { kind: 'rejected', rejection: fact.reason };
     case 'tool_settled':
       return fact.outcome.kind === 'succeeded'
-        ? { kind: 'value', value: await readResult(eventId) }
+        ? { kind: 'text', text: renderToolResult(await readResult(eventId)) }
         : { kind: 'error', message: `${fact.outcome.error.code}: ${fact.outcome.error.message}` };
     case 'tool_reconciled':
-      if (fact.decision.kind === 'succeeded') return { kind: 'value', value: await readResult(eventId) };
+      if (fact.decision.kind === 'succeeded')
+        return { kind: 'text', text: renderToolResult(await readResult(eventId)) };
       return fact.decision.kind === 'failed'
         ? { kind: 'error', message: `${fact.decision.error.code}: ${fact.decision.error.message}` }
         : { kind: 'error', message: UNKNOWN_OUTCOME };

@@ -73,6 +73,8 @@ export function toolResultText(result: ModelToolOutcome): string {
   switch (result.kind) {
     case 'value':
       return result.value === undefined ? 'null' : canonicalJson(result.value);
+    case 'text':
+      return result.text;
     case 'error':
       return `failed: ${result.message}`;
     case 'rejected':

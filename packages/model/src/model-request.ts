@@ -3,6 +3,8 @@ import type { ModelPart, ToolRejection } from '@factum/agent-facts';
 /** What a tool call came to, as the model is told about it. */
 export type ModelToolOutcome =
   | { readonly kind: 'value'; readonly value: unknown }
+  /** Text sent as it is: a result already rendered (and bounded) by the caller. */
+  | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'error'; readonly message: string }
   | { readonly kind: 'rejected'; readonly rejection: ToolRejection };
 

@@ -252,3 +252,25 @@ describe('request mapping', () => {
     expect(routeIdentity(base)).toBe('openai_chat_completions http://h/v1 m');
   });
 });
+
+describe('pre-rendered tool results', () => {
+  it('a text outcome reaches the wire exactly as given', async () => {
+    await using provider = await startScriptedProvider({ replies: [{ text: 'ok' }] });
+    const text = '{"value":42}\n[truncated: showing 12 of 90000 bytes; the full result is in the log]';
+    await executor()
+      .stream(
+        {
+          messages: [
+            { role: 'user', content: 'q' },
+            { role: 'assistant', parts: [{ kind: 'tool_call', call: { id: 'c', name: 'echo', input: {} } }] },
+            { role: 'tool', callId: 'c', name: 'echo', result: { kind: 'text', text } },
+          ],
+          tools: [],
+        },
+        { provider: provider.config() },
+      )
+      .step();
+    const messages = provider.requests[0]!.messages as { content?: unknown }[];
+    expect(messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c', content: text });
+  });
+});
