@@ -1,0 +1,2 @@
+export type { FakeOpenCodeServerOptions, FakeOpenCodeStats, FakePromptMode } from './fake-opencode-server.js';
+export { FakeOpenCodeServer } from './fake-opencode-server.js';

@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  digestWrites,
+  openPostgresPromptStore,
+  openSqlitePromptStore,
+  type PromptStore,
+  PromptStoreError,
+} from '../src/index.js';
+
+type Target = {
+  readonly name: string;
+  readonly open: () => Promise<{ stores: [PromptStore, PromptStore]; dispose: () => Promise<void> }>;
+};
+
+const sqlite: Target = {
+  name: 'sqlite',
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), 'factum-prompt-store-'));
+    const path = join(dir, 'prompts.sqlite');
+    // Two connections to one file, without waiting for locks: contention is a conflict.
+    const stores: [PromptStore, PromptStore] = [
+      await openSqlitePromptStore(path, { busyTimeoutMs: 0 }),
+      await openSqlitePromptStore(path, { busyTimeoutMs: 0 }),
+    ];
+    return {
+      stores,
+      dispose: async () => {
+        await Promise.all(stores.map((store) => store.close()));
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+const postgresUrl = process.env.FACTUM_TEST_POSTGRES_URL;
+const postgres: Target = {
+  name: 'postgres',
+  async open() {
+    const url = postgresUrl as string;
+    const first = await openPostgresPromptStore({ connectionString: url });
+    const second = await openPostgresPromptStore({ connectionString: url });
+    return {
+      stores: [first, second],
+      dispose: async () => {
+        await first.close();
+        await second.close();
+      },
+    };
+  },
+};
+
+const record = (id: string) => ({ message_id: id, request_part_id: `prt_${id}`, waiter: 'waiting' });
+let disposers: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  for (const dispose of disposers) await dispose();
+  disposers = [];
+});
+
+async function open(target: Target) {
+  const opened = await target.open();
+  disposers.push(opened.dispose);
+  return opened.stores;
+}
+
+for (const target of [sqlite, postgres]) {
+  // PostgreSQL runs when FACTUM_TEST_POSTGRES_URL names a scratch database.
+  describe.skipIf(target === postgres && !postgresUrl)(`prompt store over ${target.name}`, () => {
+    it('a commit leaves a receipt with the digest of its writes, and the writes', async () => {
+      const [store] = await open(target);
+      const key = `k-${crypto.randomUUID()}`;
+      const tx = await store.begin({ purpose: 'admission' });
+      expect(await tx.read(key)).toBeUndefined();
+      await tx.put(key, record('a'));
+      const receipt = await tx.commit();
+      expect(receipt).toEqual({
+        transactionId: tx.id,
+        digest: digestWrites([{ op: 'put', key, value: record('a') }]),
+      });
+      await tx.rollback(); // after commit: nothing to do, and no error
+      expect(await store.readReceipt(tx.id)).toEqual(receipt);
+      const check = await store.begin({ purpose: 'inspection' });
+      expect(await check.read(key)).toEqual(record('a'));
+      await check.rollback();
+    });
+
+    it('a rollback leaves neither writes nor a receipt', async () => {
+      const [store] = await open(target);
+      const key = `k-${crypto.randomUUID()}`;
+      const tx = await store.begin({ purpose: 'abort_reconciliation' });
+      await tx.put(key, record('b'));
+      await tx.delete(key);
+      await tx.put(key, record('c'));
+      await tx.rollback();
+      expect(await store.readReceipt(tx.id)).toBeUndefined();
+      const check = await store.begin({ purpose: 'inspection' });
+      expect(await check.read(key)).toBeUndefined();
+      await check.rollback();
+    });
+
+    it('contending writers see a definite conflict, and the winner stays intact', async () => {
+      const [left, right] = await open(target);
+      const key = `k-${crypto.randomUUID()}`;
+      const seed = await left.begin({ purpose: 'admission' });
+      await seed.put(key, record('seed'));
+      await seed.commit();
+
+      const first = await left.begin({ purpose: 'abort_intent' });
+      const second = await right.begin({ purpose: 'abort_intent' });
+      expect(await first.read(key)).toEqual(record('seed'));
+      expect(await second.read(key)).toEqual(record('seed'));
+      await first.put(key, record('first'));
+      // The loser is told before or at commit, never silently overwriting.
+      const secondWrite = (async () => {
+        await second.put(key, record('second'));
+        await second.commit();
+      })();
+      await first.commit();
+      const error = await secondWrite.then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(PromptStoreError.isInstance(error), String(error)).toBe(true);
+      expect((error as PromptStoreError).reason).toBe('conflict');
+      await second.rollback();
+      const check = await right.begin({ purpose: 'inspection' });
+      expect(await check.read(key)).toEqual(record('first'));
+      await check.rollback();
+    });
+  });
+}

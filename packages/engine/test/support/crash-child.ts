@@ -1,0 +1,69 @@
+// A child process running a real engine turn that kills itself (SIGKILL) at a named
+// point: inside a tool effect, in the middle of a model stream, or around the commit
+// of a handoff. Every effect appends to a ledger file and fsyncs it before returning,
+// so the parent can compare what happened in the world with what the log says.
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import type { ToolExecutor } from '@factum/agent-facts';
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog } from '@factum/event-log';
+import { ModelExecutor } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
+import { Engine } from '../../src/index.ts';
+import { input, oneCall } from './agent-loop.ts';
+
+const [file, scenario, ledger] = process.argv.slice(2) as [string, string, string];
+const die = () => process.kill(process.pid, 'SIGKILL');
+let dieAtNextCommit: 'before' | 'after' | undefined;
+
+const effect: ToolExecutor = {
+  names: () => ['echo'],
+  async invoke(_name, value) {
+    const fd = openSync(ledger, 'a');
+    writeSync(fd, `${JSON.stringify(value)}\n`);
+    fsyncSync(fd);
+    closeSync(fd);
+    if (scenario === 'effect') die();
+    return value;
+  },
+};
+
+const log = await EventLog.open(file, {
+  hooks: {
+    beforeCommit: () => dieAtNextCommit === 'before' && die(),
+    afterCommit: () => dieAtNextCommit === 'after' && die(),
+  },
+});
+const provider = await startScriptedProvider();
+provider.script(
+  scenario === 'stream'
+    ? { text: ['one ', 'two ', 'three ', 'four'], chunkDelayMs: 5 }
+    : oneCall('echo'),
+  { text: 'done' },
+);
+const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
+const run = input(provider, 'crash', effect);
+let observations = 0;
+const running = await engine.start(run, {
+  observer: {
+    onObservation: () => {
+      observations += 1;
+      if (scenario === 'stream' && observations === 2) die();
+    },
+  },
+});
+if (scenario.startsWith('handoff')) {
+  const reservation = running.handoff.reserve({
+    handoffId: 'h',
+    hostEpoch: 'host',
+    rootRunId: 'run-crash',
+    successorRunId: 'run-successor',
+    successorInvocationId: 'invocation-successor',
+    claimId: 'claim',
+  });
+  const held = await reservation.ready();
+  dieAtNextCommit = scenario === 'handoff-before' ? 'before' : 'after';
+  await held.commit().wait();
+}
+await running.wait();
+// Reaching here means the scenario did not kill the process: the parent reports it.
+process.exit(3);
