@@ -12,13 +12,23 @@ describe('Code mode through the engine', () => {
     await using provider = await startScriptedProvider();
     const source = 'const r = await tools.echo({ value: 20 }); text(r.value + 22);';
     provider.script(
-      { toolCalls: [{ id: 'call-1', name: 'exec', arguments: { code: source } }], finishReason: 'tool_calls' },
+      {
+        toolCalls: [{ id: 'call-1', name: 'exec', arguments: { code: source } }],
+        finishReason: 'tool_calls',
+      },
       done,
     );
     const log = await EventLog.open(dir.file);
-    const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
+    const engine = new Engine({
+      log,
+      models: new ModelExecutor({ timeoutMs: 5_000 }),
+      code: new CodeExecutor(),
+    });
     const effects: unknown[] = [];
-    const echo = { names: () => ['echo'], invoke: async (_: string, value: unknown) => (effects.push(value), value) };
+    const echo = {
+      names: () => ['echo'],
+      invoke: async (_: string, value: unknown) => (effects.push(value), value),
+    };
     const run = { ...input(provider, 'code', echo), configuration: configuration('code_mode') };
     const result = await engine.run(run);
     expect(result.outcome).toEqual({ kind: 'completed' });
@@ -27,7 +37,9 @@ describe('Code mode through the engine', () => {
     expect(tools.map((tool) => tool.function.name)).toEqual(['exec']);
     expect(tools[0]!.function.description).toContain('tools.echo');
     const messages = provider.requests[1]!.messages as { role: string; content?: string }[];
-    expect(JSON.parse(messages.find((message) => message.role === 'tool')!.content!)).toEqual({ output: '42' });
+    expect(JSON.parse(messages.find((message) => message.role === 'tool')!.content!)).toEqual({
+      output: '42',
+    });
     const origins = (await log.prefix(bounds)).events.flatMap(({ event }) =>
       event.fact.kind === 'tool_dispatched' ? [event.fact.call.origin.kind] : [],
     );

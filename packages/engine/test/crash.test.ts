@@ -14,15 +14,20 @@ const child = fileURLToPath(new URL('./support/crash-child.ts', import.meta.url)
 
 function runChild(file: string, scenario: string, ledger: string): Promise<string | null> {
   return new Promise((resolve, reject) => {
-    const process = spawn('node', ['--conditions=@factum/source', '--import', 'tsx', child, file, scenario, ledger], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const process = spawn(
+      'node',
+      ['--conditions=@factum/source', '--import', 'tsx', child, file, scenario, ledger],
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     process.on('error', reject);
     process.on('close', (_code, signal) => resolve(signal));
   });
 }
 
-const ledgerLines = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []);
+const ledgerLines = (path: string) =>
+  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 describe('crash safety of the engine', () => {
   it.each([
@@ -30,47 +35,60 @@ describe('crash safety of the engine', () => {
     ['stream', 'in the middle of a model stream'],
     ['handoff-before', 'inside the group commit that seals a handoff'],
     ['handoff-after', 'after a handoff seal is durable, before anyone is told'],
-  ])('SIGKILL %s (%s): the chain verifies, effects are settled or uncertain, nothing runs twice', async (scenario) => {
-    using dir = temporaryDirectory();
-    const ledger = join(dir.path, 'ledger');
-    expect(await runChild(dir.file, scenario, ledger)).toBe('SIGKILL');
-    const effectsBefore = ledgerLines(ledger).length;
+  ])(
+    'SIGKILL %s (%s): the chain verifies, effects are settled or uncertain, nothing runs twice',
+    async (scenario) => {
+      using dir = temporaryDirectory();
+      const ledger = join(dir.path, 'ledger');
+      expect(await runChild(dir.file, scenario, ledger)).toBe('SIGKILL');
+      const effectsBefore = ledgerLines(ledger).length;
 
-    const log = await EventLog.open(dir.file);
-    expect(await log.verifyChain()).toMatchObject({ ok: true });
-    const crashed = { sessionId: 'session', turnId: 'turn-crash', runId: 'run-crash', invocationId: 'invocation-crash' };
-    const recovery = await log.invocationRecovery(crashed, bounds);
-    const facts = (await log.prefix(bounds)).events.map((stored) => stored.event.fact);
-    const settled = facts.filter((fact) => fact.kind === 'tool_settled').length;
-    // Every effect in the world is either settled in the log or listed as uncertain.
-    expect(settled + recovery.uncertainOperations.length).toBe(effectsBefore);
-    const unfinished = await log.unfinishedInvocations(10);
-    if (scenario === 'handoff-after') {
-      expect(unfinished).toEqual([]);
-      expect((await log.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe('paused');
-    } else {
-      expect(unfinished).toEqual([crashed]);
-    }
-    if (scenario === 'effect') expect(recovery.uncertainOperations).toHaveLength(1);
-    if (scenario === 'stream') expect(facts.some((fact) => fact.kind === 'model_completed')).toBe(false);
+      const log = await EventLog.open(dir.file);
+      expect(await log.verifyChain()).toMatchObject({ ok: true });
+      const crashed = {
+        sessionId: 'session',
+        turnId: 'turn-crash',
+        runId: 'run-crash',
+        invocationId: 'invocation-crash',
+      };
+      const recovery = await log.invocationRecovery(crashed, bounds);
+      const facts = (await log.prefix(bounds)).events.map((stored) => stored.event.fact);
+      const settled = facts.filter((fact) => fact.kind === 'tool_settled').length;
+      // Every effect in the world is either settled in the log or listed as uncertain.
+      expect(settled + recovery.uncertainOperations.length).toBe(effectsBefore);
+      const unfinished = await log.unfinishedInvocations(10);
+      if (scenario === 'handoff-after') {
+        expect(unfinished).toEqual([]);
+        expect((await log.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe('paused');
+      } else {
+        expect(unfinished).toEqual([crashed]);
+      }
+      if (scenario === 'effect') expect(recovery.uncertainOperations).toHaveLength(1);
+      if (scenario === 'stream') expect(facts.some((fact) => fact.kind === 'model_completed')).toBe(false);
 
-    // A new engine recovers and carries on; nothing already done runs again.
-    await using provider = await startScriptedProvider();
-    provider.script(done);
-    const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
-    const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
-    if (scenario !== 'handoff-after') {
-      const base = input(provider, 'after', effect);
-      const result = await engine.run({
-        ...base,
-        work: { kind: 'message', message: 'go on', allowPriorUnknown: true, tools: base.work.tools },
+      // A new engine recovers and carries on; nothing already done runs again.
+      await using provider = await startScriptedProvider();
+      provider.script(done);
+      const engine = new Engine({
+        log,
+        models: new ModelExecutor({ timeoutMs: 5_000 }),
+        code: new CodeExecutor(),
       });
-      expect(result.outcome).toEqual({ kind: 'completed' });
-      expect((await log.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe('failed');
-    }
-    expect(ledgerLines(ledger)).toHaveLength(effectsBefore);
-    expect(await log.verifyChain()).toMatchObject({ ok: true });
-    await engine.drain();
-    await log.close();
-  }, 30_000);
+      const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
+      if (scenario !== 'handoff-after') {
+        const base = input(provider, 'after', effect);
+        const result = await engine.run({
+          ...base,
+          work: { kind: 'message', message: 'go on', allowPriorUnknown: true, tools: base.work.tools },
+        });
+        expect(result.outcome).toEqual({ kind: 'completed' });
+        expect((await log.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe('failed');
+      }
+      expect(ledgerLines(ledger)).toHaveLength(effectsBefore);
+      expect(await log.verifyChain()).toMatchObject({ ok: true });
+      await engine.drain();
+      await log.close();
+    },
+    30_000,
+  );
 });

@@ -8,7 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { Engine, RunError } from '../src/index.ts';
 import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
 
-const dead = { sessionId: 'session', turnId: 'turn-dead', runId: 'run-dead', invocationId: 'invocation-dead' };
+const dead = {
+  sessionId: 'session',
+  turnId: 'turn-dead',
+  runId: 'run-dead',
+  invocationId: 'invocation-dead',
+};
 
 /** What a process that died mid-effect leaves: a dispatch with no settlement, no end. */
 async function leaveDeadInvocation(log: EventLog): Promise<void> {
@@ -29,7 +34,12 @@ async function leaveDeadInvocation(log: EventLog): Promise<void> {
     {
       kind: 'tool_dispatched',
       operationId: 'dead/1:call-1',
-      call: { id: 'call-1', name: 'echo', input: { value: 1 }, origin: { kind: 'provider', stepId: 'dead/1' } },
+      call: {
+        id: 'call-1',
+        name: 'echo',
+        input: { value: 1 },
+        origin: { kind: 'provider', stepId: 'dead/1' },
+      },
     },
   ];
   for (const fact of facts) await log.append(EventWrite.plain(RuntimeEvent.create(dead, fact)));
@@ -42,7 +52,11 @@ describe('recovery on open', () => {
     provider.script(done);
     const log = await EventLog.open(dir.file);
     await leaveDeadInvocation(log);
-    const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
+    const engine = new Engine({
+      log,
+      models: new ModelExecutor({ timeoutMs: 5_000 }),
+      code: new CodeExecutor(),
+    });
     const ran: unknown[] = [];
     const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => ran.push(value) };
 
@@ -52,7 +66,10 @@ describe('recovery on open', () => {
     const prefix = await log.prefix(bounds);
     expect(prefix.projectInvocation('invocation-dead').terminal).toBe('failed');
     const ending = prefix.events.at(-1)!.event.fact;
-    expect(ending).toMatchObject({ kind: 'invocation_ended', outcome: { kind: 'failed', error: { code: 'interrupted' } } });
+    expect(ending).toMatchObject({
+      kind: 'invocation_ended',
+      outcome: { kind: 'failed', error: { code: 'interrupted' } },
+    });
     expect(prefix.events.at(-2)!.event.fact).toMatchObject({
       kind: 'tool_rejected',
       operationId: 'dead/1:call-2',
@@ -66,7 +83,10 @@ describe('recovery on open', () => {
         handler: ToolHandler.immediate(effect),
         nesting: 'nestable',
         semantics: 'parallel',
-        recovery: RecoveryPolicy.reconcile(async () => ({ kind: 'succeeded', value: { value: 1, found: 'in the world' } })),
+        recovery: RecoveryPolicy.reconcile(async () => ({
+          kind: 'succeeded',
+          value: { value: 1, found: 'in the world' },
+        })),
       },
     ]);
     const outcomes = await reconcileUncertain(log, dead, { catalog });
@@ -88,7 +108,11 @@ describe('recovery on open', () => {
     provider.script(done);
     const log = await EventLog.open(dir.file);
     await leaveDeadInvocation(log);
-    const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
+    const engine = new Engine({
+      log,
+      models: new ModelExecutor({ timeoutMs: 5_000 }),
+      code: new CodeExecutor(),
+    });
     const effect = { names: () => ['echo'], invoke: async () => null };
     const base = input(provider, 'bold', effect);
     await engine.run({

@@ -35,9 +35,7 @@ const log = await EventLog.open(file, {
 });
 const provider = await startScriptedProvider();
 provider.script(
-  scenario === 'stream'
-    ? { text: ['one ', 'two ', 'three ', 'four'], chunkDelayMs: 5 }
-    : oneCall('echo'),
+  scenario === 'stream' ? { text: ['one ', 'two ', 'three ', 'four'], chunkDelayMs: 5 } : oneCall('echo'),
   { text: 'done' },
 );
 const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
