@@ -13,6 +13,8 @@ export type Measure = {
   readonly baselineValue: number;
   /** What the issue asks of the ratio, e.g. ">= 0.8" or "<= 1.2". */
   readonly goal?: string;
+  /** What the issue asks of the value itself, in its unit, e.g. "<= 5" (a latency ceiling). */
+  readonly valueGoal?: string;
   readonly note?: string;
 };
 
@@ -29,14 +31,17 @@ export function report(measure: Measure): void {
       baseline_value: round(measure.baselineValue),
       ratio,
       ...(measure.goal === undefined ? {} : { goal: measure.goal, met }),
+      ...(measure.valueGoal === undefined
+        ? {}
+        : { value_goal: measure.valueGoal, value_met: meets(measure.value, measure.valueGoal) }),
       ...(measure.note === undefined ? {} : { note: measure.note }),
     }),
   );
 }
 
-function meets(ratio: number, goal: string): boolean {
+function meets(figure: number, goal: string): boolean {
   const [operator, bound] = goal.split(' ') as [string, string];
-  return operator === '>=' ? ratio >= Number(bound) : ratio <= Number(bound);
+  return operator === '>=' ? figure >= Number(bound) : figure <= Number(bound);
 }
 
 function round(value: number): number {
@@ -44,7 +49,10 @@ function round(value: number): number {
 }
 
 /** Runs `operation` `count` times in sequence and returns operations per second. */
-export async function rate(count: number, operation: (index: number) => Promise<unknown> | unknown): Promise<number> {
+export async function rate(
+  count: number,
+  operation: (index: number) => Promise<unknown> | unknown,
+): Promise<number> {
   const started = performance.now();
   for (let index = 0; index < count; index += 1) await operation(index);
   return count / ((performance.now() - started) / 1000);

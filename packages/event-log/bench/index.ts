@@ -1,39 +1,23 @@
-// Event log benchmarks: one JSON line per measure, each against a baseline of the same run.
+// Event log benchmarks: one JSON line per measure, each against a baseline of the same
+// run. The disk is shared with other work, so competing runs are interleaved round by
+// round and medians are reported.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { canonicalJson, EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
+import { canonicalJson, RuntimeEvent } from '@factum/agent-facts';
 import Database from 'better-sqlite3';
-import { medianMs, rate, report } from '../../../tooling/bench/harness.ts';
+import { medianMs, percentile, rate, report } from '../../../tooling/bench/harness.ts';
 import { EventLog } from '../src/index.ts';
+import { at, fill, observed, opened, write } from './fixtures.ts';
+import { idleProbe, startLoopProbe } from './loop-probe.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'factum-bench-'));
 const file = (name: string) => join(root, `${name}.sqlite`);
-const observed: Fact = {
-  kind: 'model_observed',
-  stepId: 's',
-  observation: { kind: 'text_delta', text: 'some streamed text' },
-};
-const opened: Fact = {
-  kind: 'invocation_opened',
-  input: { kind: 'message', content: 'hi', sourceMessages: [] },
-};
-const ended: Fact = { kind: 'invocation_ended', outcome: { kind: 'completed' } };
-const at = (session: string, id = 'i'): Invocation => ({
-  sessionId: session,
-  turnId: 't',
-  runId: 'r',
-  invocationId: id,
-});
-const write = (where: Invocation, fact: Fact) => EventWrite.plain(RuntimeEvent.create(where, fact));
+const median = (values: readonly number[]) => percentile(values, 0.5);
+const round3 = (value: number) => Math.round(value * 1000) / 1000;
 
-async function durableAppends(): Promise<void> {
-  const count = 600;
-  const rounds = 5;
-  const log = await EventLog.open(file('appends'));
-  await log.append(write(at('s'), opened));
-  const raw = new Database(file('raw'));
+function rawLog(path: string): () => void {
+  const raw = new Database(path);
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = FULL');
   // The same table and indexes the log keeps, so the ratio is the library's own cost.
@@ -44,7 +28,7 @@ async function durableAppends(): Promise<void> {
     create index by_invocation on events (session_id, invocation_id, sequence);`);
   const insert = raw.prepare('insert into events values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
   let sequence = 0;
-  const rawAppend = () => {
+  return () => {
     const event = RuntimeEvent.create(at('s'), observed);
     const body = canonicalJson(event);
     sequence += 1;
@@ -62,109 +46,103 @@ async function durableAppends(): Promise<void> {
       'sha256:y',
     );
   };
-  // Alternate rounds so that disk noise from the rest of the machine hits both alike.
-  let oursTotal = 0;
-  let rawTotal = 0;
+}
+
+async function durableAppends(): Promise<void> {
+  const count = 150;
+  const rounds = 21;
+  const log = await EventLog.open(file('appends'));
+  await log.append(write(at('s'), opened));
+  const rawAppend = rawLog(file('raw'));
+  const ours: number[] = [];
+  const raw: number[] = [];
   for (let round = 0; round < rounds; round += 1) {
-    oursTotal += await rate(count, () => log.append(write(at('s'), observed)));
-    rawTotal += await rate(count, rawAppend);
+    // Short rounds, alternating which goes first: a burst of disk noise hits both.
+    if (round % 2 === 1) raw.push(await rate(count, rawAppend));
+    ours.push(await rate(count, () => log.append(write(at('s'), observed))));
+    if (round % 2 === 0) raw.push(await rate(count, rawAppend));
   }
+  const ratios = ours.map((value, index) => value / raw[index]!);
   await log.close();
-  raw.close();
   report({
     measure: 'durable_appends_per_second',
     unit: 'appends/s',
-    value: oursTotal / rounds,
+    value: median(ours),
     baseline:
-      'raw better-sqlite3 insert of the same row into the same table, one transaction per row, same pragmas',
-    baselineValue: rawTotal / rounds,
+      'raw better-sqlite3 insert of the same row into the same table, one transaction per row, WAL + synchronous=FULL',
+    baselineValue: median(raw),
     goal: '>= 0.8',
+    note: `medians of ${rounds} interleaved rounds of ${count}; median of per-round ratios ${round3(median(ratios))}, p25 ${round3(percentile(ratios, 0.25))}, p75 ${round3(percentile(ratios, 0.75))}`,
   });
 }
 
+async function writers64(path: string, maxBatch: number, perWriter: number): Promise<number> {
+  const log = await EventLog.open(path, { maxBatch });
+  await Promise.all(Array.from({ length: 64 }, (_, w) => log.append(write(at(`s${w}`), opened))));
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 64 }, async (_, w) => {
+      for (let round = 0; round < perWriter; round += 1) await log.append(write(at(`s${w}`), observed));
+    }),
+  );
+  const perSecond = (64 * perWriter) / ((performance.now() - started) / 1000);
+  await log.close();
+  return perSecond;
+}
+
 async function groupCommit(): Promise<void> {
-  const writers = 64;
-  const rounds = 40;
-  const measure = async (name: string, maxBatch: number) => {
-    const log = await EventLog.open(file(name), { maxBatch });
-    await Promise.all(Array.from({ length: writers }, (_, w) => log.append(write(at(`s${w}`), opened))));
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: writers }, async (_, w) => {
-        for (let round = 0; round < rounds; round += 1) await log.append(write(at(`s${w}`), observed));
-      }),
-    );
-    const perSecond = (writers * rounds) / ((performance.now() - started) / 1000);
-    await log.close();
-    return perSecond;
-  };
-  const grouped = await measure('grouped', 256);
-  const single = await measure('single', 1);
+  const rounds = 3;
+  const grouped: number[] = [];
+  const single: number[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    grouped.push(await writers64(file(`grouped-${round}`), 256, 40));
+    single.push(await writers64(file(`single-${round}`), 1, 40));
+  }
   report({
     measure: 'group_commit_64_writers',
     unit: 'appends/s',
-    value: grouped,
+    value: median(grouped),
     baseline: 'the same 64 writers with one transaction per fact (maxBatch 1)',
-    baselineValue: single,
+    baselineValue: median(single),
     goal: '>= 10',
+    note: `medians of ${rounds} interleaved rounds; per-round ratios ${grouped.map((value, index) => round3(value / single[index]!)).join(' ')}`,
   });
 }
 
 async function eventLoopDelay(): Promise<void> {
   const log = await EventLog.open(file('delay'));
   await Promise.all(Array.from({ length: 64 }, (_, w) => log.append(write(at(`s${w}`), opened))));
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
-  const idle = monitorEventLoopDelay({ resolution: 1 });
-  idle.enable();
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  idle.disable();
-  histogram.enable();
+  const idle = await idleProbe(1000);
+  const probe = startLoopProbe();
+  const started = performance.now();
   await Promise.all(
     Array.from({ length: 64 }, async (_, w) => {
-      for (let round = 0; round < 60; round += 1) await log.append(write(at(`s${w}`), observed));
+      for (let round = 0; round < 150; round += 1) await log.append(write(at(`s${w}`), observed));
     }),
   );
-  histogram.disable();
+  const elapsed = performance.now() - started;
+  const loaded = probe.stop();
   await log.close();
   report({
     measure: 'event_loop_delay_p99_64_writers',
     unit: 'ms',
-    value: histogram.percentile(99) / 1e6,
-    baseline: 'event loop delay p99 of an idle process',
-    baselineValue: idle.percentile(99) / 1e6,
-    note: 'goal: value <= 5 ms',
+    value: loaded.p99,
+    baseline: 'p99 lateness of the same 1 ms timer probe in the same process, idle',
+    baselineValue: idle.p99,
+    valueGoal: '<= 5',
+    note: `1 ms timer probe: ${loaded.count} samples over ${Math.round(elapsed)} ms, p50 ${round3(loaded.p50)} ms, max ${round3(loaded.max)} ms; monitorEventLoopDelay: ${loaded.histogramCount} samples, p99 ${round3(loaded.histogramP99)} ms; idle: ${idle.count} samples, max ${round3(idle.max)} ms`,
   });
-}
-
-/** Fills a log with `events` events in sessions of 100 facts; returns one session id. */
-async function fill(path: string, events: number): Promise<string> {
-  const log = await EventLog.open(path, { maxBatch: 1024 });
-  const sessions = Math.max(1, Math.floor(events / 100));
-  const chunk = 50;
-  for (let start = 0; start < sessions; start += chunk) {
-    await Promise.all(
-      Array.from({ length: Math.min(chunk, sessions - start) }, async (_, offset) => {
-        const where = at(`s${start + offset}`);
-        const writes = [write(where, opened)];
-        for (let index = 0; index < 98; index += 1) writes.push(write(where, observed));
-        // Every tenth session is left unfinished, so recovery has work to list.
-        if ((start + offset) % 10 !== 0) writes.push(write(where, ended));
-        await Promise.all(writes.map((item) => log.append(item)));
-      }),
-    );
-  }
-  await log.close();
-  return 's1';
 }
 
 async function scaling(): Promise<void> {
   const big = Number(process.env.FACTUM_BENCH_BIG_EVENTS ?? 1_000_000);
   const smallPath = file('small');
   const bigPath = file('big');
-  const session = await fill(smallPath, 10_000);
-  await fill(bigPath, big);
-  const tiny = file('tiny');
-  await fill(tiny, 1_000);
+  const tinyPath = file('tiny');
+  await fill(smallPath, 10_000);
+  await fill(tinyPath, 1_000);
+  const fillMs = await fill(bigPath, big);
+  const session = 's1';
   const bounds = { maxEvents: 1000, maxBytes: 1 << 20 };
   const openAndRecover = (path: string) => async () => {
     const log = await EventLog.open(path);
@@ -172,16 +150,21 @@ async function scaling(): Promise<void> {
     for (const invocation of unfinished) await log.invocationRecovery(invocation, bounds);
     await log.close();
   };
-  const small = await medianMs(15, openAndRecover(smallPath));
-  const large = await medianMs(15, openAndRecover(bigPath));
+  const small: number[] = [];
+  const large: number[] = [];
+  for (let round = 0; round < 5; round += 1) {
+    small.push(await medianMs(5, openAndRecover(smallPath)));
+    large.push(await medianMs(5, openAndRecover(bigPath)));
+  }
+  const fillNote = `${big} events, filled in ${(fillMs / 1000).toFixed(1)} s (${Math.round(big / (fillMs / 1000))} events/s)`;
   report({
     measure: 'open_and_recover_ms',
     unit: 'ms',
-    value: large,
+    value: median(large),
     baseline: 'the same on a 10k-event log',
-    baselineValue: small,
+    baselineValue: median(small),
     goal: '<= 2',
-    note: `${big} events`,
+    note: fillNote,
   });
   const scoped = async (path: string) => {
     const log = await EventLog.open(path);
@@ -189,14 +172,18 @@ async function scaling(): Promise<void> {
     await log.close();
     return time;
   };
-  const inTiny = await scoped(tiny);
-  const inBig = await scoped(bigPath);
+  const inTiny: number[] = [];
+  const inBig: number[] = [];
+  for (let round = 0; round < 3; round += 1) {
+    inTiny.push(await scoped(tinyPath));
+    inBig.push(await scoped(bigPath));
+  }
   report({
     measure: 'scoped_prefix_100_facts_ms',
     unit: 'ms',
-    value: inBig,
+    value: median(inBig),
     baseline: 'the same session prefix inside a 1k-event log',
-    baselineValue: inTiny,
+    baselineValue: median(inTiny),
     goal: '<= 2',
     note: `${big} events`,
   });

@@ -1,39 +1,42 @@
 import { CommitError, chainDigest } from '@factum/agent-facts';
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { AppendRefusedError } from './append-refused-error.js';
 import { checkWrite, type RuleEffects } from './append-rules.js';
+import { type AcceptedWrite, insertEvents } from './insert-events.js';
 import { loadRuleState } from './load-rule-state.js';
 import type { LogDialect } from './log-dialect.js';
-import type { EventsTable, LogDatabase } from './log-schema.js';
+import type { LogDatabase } from './log-schema.js';
 import type { CommitHooks, PendingWrite } from './pending-write.js';
 import { RuleCache } from './rule-cache.js';
+import type { WalDurability } from './wal-durability.js';
 import { writeRuleEffects } from './write-rule-effects.js';
-
-type Accepted = { pending: PendingWrite; row: EventsTable; effects: RuleEffects };
 
 /**
  * Commits a batch of writes in one transaction and one fsync. Each write is checked
  * against the rules in order (seeing the writes before it); a refused write is rejected
  * alone, the rest go on. If the transaction fails, every write in it is rejected — as
- * `outcome_unknown` when `COMMIT` itself failed, since the store may have kept it.
+ * `outcome_unknown` when `COMMIT` or the WAL sync after it failed, since the store may
+ * have kept it.
  */
 export async function commitBatch(
   db: Kysely<LogDatabase>,
   context: {
     dialect: LogDialect;
-    durable: (() => Promise<void>) | undefined;
+    durability: WalDurability | undefined;
     cache: RuleCache;
     hooks: CommitHooks;
   },
   batch: readonly PendingWrite[],
 ): Promise<void> {
-  const { dialect, durable, cache, hooks } = context;
+  const { dialect, durability, cache, hooks } = context;
   // Optional calls skip their arguments: without hooks, no id lists are built.
   hooks.batchStarted?.({ size: batch.length, eventIds: batch.map((pending) => pending.write.event.id) });
-  let accepted: Accepted[] = [];
+  let accepted: AcceptedWrite[] = [];
   let committing = false;
   try {
     await db.connection().execute(async (connection) => {
+      // Several writes waiting: sync the WAL off the event loop (see WalDurability).
+      await durability?.prepare(connection, batch.length > 1);
       for (const statement of dialect.begin) await connection.executeQuery(statement);
       try {
         const token = await dialect.changeToken(connection);
@@ -41,7 +44,7 @@ export async function commitBatch(
         cache.token = token;
         await loadRuleState(connection, cache, batch);
         accepted = applyRules(cache, batch);
-        await insertRows(connection, accepted);
+        await insertEvents(connection, accepted, dialect.rowsPerInsert);
         await writeRuleEffects(connection, accepted);
         hooks.beforeCommit?.({
           size: accepted.length,
@@ -54,7 +57,7 @@ export async function commitBatch(
         throw error;
       }
       // Still holding the connection: nobody in this process reads what is not yet durable.
-      await durable?.();
+      await durability?.settle();
     });
   } catch (error) {
     cache.reset();
@@ -77,8 +80,8 @@ export async function commitBatch(
   }
 }
 
-function applyRules(cache: RuleCache, batch: readonly PendingWrite[]): Accepted[] {
-  const accepted: Accepted[] = [];
+function applyRules(cache: RuleCache, batch: readonly PendingWrite[]): AcceptedWrite[] {
+  const accepted: AcceptedWrite[] = [];
   for (const pending of batch) {
     let effects: RuleEffects;
     try {
@@ -150,65 +153,5 @@ function applyEffects(cache: RuleCache, pending: PendingWrite, effects: RuleEffe
   if (effects.close) {
     const known = cache.operation(invocation.sessionId, effects.close.operationId);
     if (known) known.state = 'closed';
-  }
-}
-
-const eventColumns = [
-  'sequence',
-  'event_id',
-  'session_id',
-  'invocation_id',
-  'run_id',
-  'kind',
-  'operation_id',
-  'body',
-  'bytes',
-  'digest',
-  'session_digest',
-] as const satisfies readonly (keyof EventsTable)[];
-const compiledInserts = new Map<string, string>();
-
-/**
- * The events insert for `rows` rows, built by Kysely once per (dialect, row count) and
- * reused: compiling the query costs more than SQLite spends running it.
- */
-function insertEventsSql(db: Kysely<LogDatabase>, rows: number): string {
-  const key = `${db.getExecutor().adapter.constructor.name}:${rows}`;
-  let text = compiledInserts.get(key);
-  if (text === undefined) {
-    const template = Object.fromEntries(
-      eventColumns.map((column) => [column, null]),
-    ) as unknown as EventsTable;
-    text = db
-      .insertInto('events')
-      .values(Array.from({ length: rows }, () => template))
-      .compile().sql;
-    compiledInserts.set(key, text);
-  }
-  return text;
-}
-
-async function insertRows(db: Kysely<LogDatabase>, accepted: readonly Accepted[]): Promise<void> {
-  for (let start = 0; start < accepted.length; start += 500) {
-    const chunk = accepted.slice(start, start + 500);
-    const parameters = chunk.flatMap(({ row }) => eventColumns.map((column) => row[column]));
-    await db.executeQuery(CompiledQuery.raw(insertEventsSql(db, chunk.length), parameters));
-  }
-  const results = accepted.filter((entry) => entry.pending.write.result !== undefined);
-  if (results.length > 0) {
-    await db
-      .insertInto('tool_results')
-      .values(
-        results.map(({ pending, row }) => {
-          const result = pending.write.result!;
-          return {
-            event_id: row.event_id,
-            session_id: row.session_id,
-            digest: result.reference().digest,
-            body: result.text(),
-          };
-        }),
-      )
-      .execute();
   }
 }

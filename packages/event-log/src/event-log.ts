@@ -63,14 +63,14 @@ export class EventLog implements EventSink, AsyncDisposable {
   #closed: Promise<void> | undefined;
 
   private constructor(store: OpenDatabase, options: EventLogOptions) {
-    const { db, dialect, durable } = store;
+    const { db, dialect, durability } = store;
     this.#db = db;
     this.#options = {
       maxBatch: options.maxBatch ?? 256,
       maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
     };
-    const context = { dialect, durable, cache: new RuleCache(), hooks: options.hooks ?? {} };
+    const context = { dialect, durability, cache: new RuleCache(), hooks: options.hooks ?? {} };
     this.#queue = new GroupCommit((batch) => commitBatch(db, context, batch), this.#options.maxBatch);
   }
 

@@ -13,6 +13,8 @@ export interface LogDialect {
   readonly begin: readonly CompiledQuery[];
   readonly commit: CompiledQuery;
   readonly rollback: CompiledQuery;
+  /** Event rows per insert statement: many where each statement is a round trip. */
+  readonly rowsPerInsert: number;
   /**
    * A token that changes whenever another connection committed since the last call,
    * or `undefined` when the store cannot tell (then nothing is cached across batches).
@@ -28,6 +30,7 @@ export const sqliteDialect: LogDialect = {
   begin: [CompiledQuery.raw('begin immediate')],
   commit: CompiledQuery.raw('commit'),
   rollback: CompiledQuery.raw('rollback'),
+  rowsPerInsert: 1,
   async changeToken(connection) {
     const result = await connection.executeQuery(dataVersion as CompiledQuery<{ data_version: number }>);
     return result.rows[0]?.data_version;
@@ -40,5 +43,6 @@ export const postgresDialect: LogDialect = {
   begin: [CompiledQuery.raw('begin'), CompiledQuery.raw('select pg_advisory_xact_lock(7310512201)')],
   commit: CompiledQuery.raw('commit'),
   rollback: CompiledQuery.raw('rollback'),
+  rowsPerInsert: 500,
   changeToken: async () => undefined,
 };

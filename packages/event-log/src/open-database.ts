@@ -5,30 +5,30 @@ import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from
 import { EventLogError } from './event-log-error.js';
 import { type LogDialect, sqliteDialect } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
-import { WalSync } from './wal-sync.js';
+import { WalDurability } from './wal-durability.js';
 
 /**
- * An open store: the Kysely handle, what differs about its dialect, and — where
- * `COMMIT` does not itself reach the disk — how to make what it committed durable.
+ * An open store: the Kysely handle, what differs about its dialect, and — for a SQLite
+ * file — how a batch is made durable (see `WalDurability`).
  */
 export type OpenDatabase = {
   readonly db: Kysely<LogDatabase>;
   readonly dialect: LogDialect;
-  readonly durable?: () => Promise<void>;
+  readonly durability?: WalDurability;
 };
 
 /**
- * Opens (creating if needed) a SQLite log file in WAL mode. `synchronous=NORMAL` keeps
- * the fsync out of `COMMIT`; the log calls `durable()` (an fdatasync of the WAL on the
- * thread pool) before acknowledging, which leaves on disk what `FULL` would.
+ * Opens (creating if needed) a SQLite log file in WAL mode, `synchronous=FULL` unless a
+ * batch chooses to sync the WAL itself: a write is acknowledged only once it is on disk.
  */
 export function openSqlite(path: string): OpenDatabase {
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const database = new Database(path);
-    const wal = database.pragma('journal_mode = WAL', { simple: true }) === 'wal' ? new WalSync(path) : undefined;
-    // Without a WAL (an in-memory log) there is nothing to sync beside `COMMIT`.
-    database.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
+    // Without a WAL (an in-memory log) every commit keeps FULL.
+    const wal =
+      database.pragma('journal_mode = WAL', { simple: true }) === 'wal' ? new WalDurability(path) : undefined;
+    database.pragma('synchronous = FULL');
     database.pragma('busy_timeout = 10000');
     const close = () => {
       wal?.close();
@@ -39,7 +39,7 @@ export function openSqlite(path: string): OpenDatabase {
         dialect: new SqliteDialect({ database: withStatementCache(database, close) }),
       }),
       dialect: sqliteDialect,
-      durable: wal && (() => wal.sync()),
+      durability: wal,
     };
   } catch (error) {
     throw new EventLogError('open_failed', `cannot open the event log at ${path}: ${String(error)}`, {

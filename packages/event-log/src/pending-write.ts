@@ -18,6 +18,6 @@ export type CommitHooks = {
   readonly batchStarted?: (batch: BatchInfo) => void;
   /** Every row of the batch is written; `COMMIT` has not run. */
   readonly beforeCommit?: (batch: BatchInfo) => void;
-  /** `COMMIT` returned; no caller has been told yet. */
+  /** `COMMIT` returned and the batch is on disk; no caller has been told yet. */
   readonly afterCommit?: (batch: BatchInfo) => void;
 };

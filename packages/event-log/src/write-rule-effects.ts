@@ -1,9 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { RuleEffects } from './append-rules.js';
-import type { EventsTable, LogDatabase } from './log-schema.js';
-import type { PendingWrite } from './pending-write.js';
-
-type Accepted = { pending: PendingWrite; row: EventsTable; effects: RuleEffects };
+import type { AcceptedWrite } from './insert-events.js';
+import type { LogDatabase } from './log-schema.js';
 
 /**
  * Writes what the accepted events change beside the events table: invocation rows,
@@ -13,7 +10,7 @@ type Accepted = { pending: PendingWrite; row: EventsTable; effects: RuleEffects 
  */
 export async function writeRuleEffects(
   db: Kysely<LogDatabase>,
-  accepted: readonly Accepted[],
+  accepted: readonly AcceptedWrite[],
 ): Promise<void> {
   const opened = accepted.filter((entry) => entry.effects.openInvocation);
   if (opened.length > 0) {
@@ -70,7 +67,10 @@ export async function writeRuleEffects(
   await writeSessionAdmission(db, accepted);
 }
 
-async function writeSessionAdmission(db: Kysely<LogDatabase>, accepted: readonly Accepted[]): Promise<void> {
+async function writeSessionAdmission(
+  db: Kysely<LogDatabase>,
+  accepted: readonly AcceptedWrite[],
+): Promise<void> {
   const admission = new Map<string, { live: string | null; held: string | null }>();
   for (const { row, effects } of accepted) {
     if (effects.openInvocation) admission.set(row.session_id, { live: row.invocation_id, held: null });

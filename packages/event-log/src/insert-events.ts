@@ -1,0 +1,86 @@
+import type { CompiledQuery, Kysely } from 'kysely';
+import type { RuleEffects } from './append-rules.js';
+import type { EventsTable, LogDatabase } from './log-schema.js';
+import type { PendingWrite } from './pending-write.js';
+
+/** A write the rules accepted, with the row it becomes. */
+export type AcceptedWrite = { pending: PendingWrite; row: EventsTable; effects: RuleEffects };
+
+const eventColumns = [
+  'sequence',
+  'event_id',
+  'session_id',
+  'invocation_id',
+  'run_id',
+  'kind',
+  'operation_id',
+  'body',
+  'bytes',
+  'digest',
+  'session_digest',
+] as const satisfies readonly (keyof EventsTable)[];
+
+const templates = new WeakMap<object, Map<number, CompiledQuery>>();
+
+/**
+ * The events insert for `rows` rows, built by Kysely once per dialect and row count
+ * and reused with new parameters: compiling the query (and minting its query id) costs
+ * more than SQLite spends running it. Keyed by the dialect's adapter, which every
+ * connection-bound `Kysely` of one database shares (the handle itself is new per batch).
+ */
+function insertTemplate(db: Kysely<LogDatabase>, rows: number): CompiledQuery {
+  const adapter = db.getExecutor().adapter;
+  let byCount = templates.get(adapter);
+  if (byCount === undefined) {
+    byCount = new Map();
+    templates.set(adapter, byCount);
+  }
+  let template = byCount.get(rows);
+  if (template === undefined) {
+    const row = Object.fromEntries(eventColumns.map((column) => [column, null])) as unknown as EventsTable;
+    template = db
+      .insertInto('events')
+      .values(Array.from({ length: rows }, () => row))
+      .compile();
+    byCount.set(rows, template);
+  }
+  return template;
+}
+
+/**
+ * Inserts the accepted rows in sequence order, `rowsPerInsert` at a time, then their
+ * out-of-line tool results. On SQLite one prepared single-row insert per event is
+ * faster than one multi-row `VALUES` (measured: ≈24 against ≈42 µs per row with the
+ * log's indexes); a networked store wants many rows per round trip.
+ */
+export async function insertEvents(
+  db: Kysely<LogDatabase>,
+  accepted: readonly AcceptedWrite[],
+  rowsPerInsert: number,
+): Promise<void> {
+  for (let start = 0; start < accepted.length; start += rowsPerInsert) {
+    const end = Math.min(accepted.length, start + rowsPerInsert);
+    const parameters: unknown[] = [];
+    for (let index = start; index < end; index += 1) {
+      const row = accepted[index]!.row;
+      for (const column of eventColumns) parameters.push(row[column]);
+    }
+    await db.executeQuery({ ...insertTemplate(db, end - start), parameters });
+  }
+  const results = accepted.filter((entry) => entry.pending.write.result !== undefined);
+  if (results.length === 0) return;
+  await db
+    .insertInto('tool_results')
+    .values(
+      results.map(({ pending, row }) => {
+        const result = pending.write.result!;
+        return {
+          event_id: row.event_id,
+          session_id: row.session_id,
+          digest: result.reference().digest,
+          body: result.text(),
+        };
+      }),
+    )
+    .execute();
+}
