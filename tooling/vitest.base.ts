@@ -6,7 +6,9 @@ import { defineConfig } from 'vitest/config';
  * stale build of a sibling.
  */
 export function factumVitest(options: { testTimeout?: number } = {}) {
-  const conditions = ['@factum/source', 'node', 'import', 'default'];
+  // Node adds `import`/`require` by itself. Passed as a user condition, `import` makes
+  // externalised CommonJS packages (`pg`) require the ESM build of their dependencies.
+  const conditions = ['@factum/source', 'node', 'default'];
   return defineConfig({
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: conditions } },

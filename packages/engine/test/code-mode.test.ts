@@ -1,14 +1,15 @@
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
+import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
-import { bounds, configuration, done, input, temporaryDirectory } from './support/agent-loop.ts';
+import { bounds, configuration, done, input } from './support/agent-loop.ts';
 
-describe('Code mode through the engine', () => {
+describe.each(testStores())('Code mode through the engine on $name', (stores) => {
   it('the model sees exec, the cell calls the tool as a recorded child, and the next prompt carries the cell output', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     await using provider = await startScriptedProvider();
     const source = 'const r = await tools.echo({ value: 20 }); text(r.value + 22);';
     provider.script(
@@ -18,7 +19,7 @@ describe('Code mode through the engine', () => {
       },
       done,
     );
-    const log = await EventLog.open(dir.file);
+    const log = await EventLog.open(store.target);
     const engine = new Engine({
       log,
       models: new ModelExecutor({ timeoutMs: 5_000 }),

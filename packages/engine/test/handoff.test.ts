@@ -10,12 +10,13 @@ import {
 } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog, recoverInvocations } from '@factum/event-log';
+import { type TestStoreFactory, testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
 import { Engine, RunError, type RunInput } from '../src/index.ts';
-import { bounds, done, input, oneCall, SECRET, temporaryDirectory } from './support/agent-loop.ts';
+import { bounds, done, input, oneCall, SECRET } from './support/agent-loop.ts';
 
 function intent(id: string): HandoffIntent {
   return {
@@ -56,11 +57,11 @@ async function settlesSoon(promise: Promise<unknown>): Promise<boolean> {
   return settled;
 }
 
-async function handoffScenario(manual: boolean): Promise<void> {
-  using dir = temporaryDirectory();
+async function handoffScenario(stores: TestStoreFactory, manual: boolean): Promise<void> {
+  await using store = await stores.create();
   await using provider = await startScriptedProvider();
   provider.script(oneCall('echo', true), oneCall('unavailable', true), done);
-  const log = await EventLog.open(dir.file);
+  const log = await EventLog.open(store.target);
   const models = new ModelExecutor({ timeoutMs: 5_000 });
   const code = new CodeExecutor();
   const engine = new Engine({ log, models, code });
@@ -154,7 +155,7 @@ async function handoffScenario(manual: boolean): Promise<void> {
   expect((await log.prefix(bounds)).digest).toBe(before.digest);
   await log.shutdown();
 
-  const reopened = await EventLog.open(dir.file);
+  const reopened = await EventLog.open(store.target);
   expect(await recoverInvocations(reopened)).toBe(0);
   const after = await reopened.prefix(bounds);
   expect(after.digest).toBe(before.digest);
@@ -202,12 +203,12 @@ async function handoffScenario(manual: boolean): Promise<void> {
   await code.close();
 }
 
-describe('handoff gate', () => {
+describe.each(testStores())('handoff gate on $name', (stores) => {
   it('waits for settlement, a release keeps the run, and the seal survives reopen (message run)', async () => {
-    await handoffScenario(false);
+    await handoffScenario(stores, false);
   });
 
   it('waits for settlement, a release keeps the run, and the seal survives reopen (manual continuation)', async () => {
-    await handoffScenario(true);
+    await handoffScenario(stores, true);
   });
 });

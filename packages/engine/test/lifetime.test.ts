@@ -1,11 +1,12 @@
 import { rejectionSentence, type ToolExecutor } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
+import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import { Engine, RunError } from '../src/index.ts';
-import { bounds, done, input, Signal, temporaryDirectory, twoEchoCalls } from './support/agent-loop.ts';
+import { bounds, done, input, Signal, twoEchoCalls } from './support/agent-loop.ts';
 
 /** The seed's effect: it counts, waits for cancellation, and finishes only when released. */
 class Effect implements ToolExecutor {
@@ -31,16 +32,16 @@ class Effect implements ToolExecutor {
   }
 }
 
-describe('engine lifetime', () => {
+describe.each(testStores())('engine lifetime on $name', (stores) => {
   it('an aborted caller cancels the worker but keeps admission until the effect is durable', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     await using provider = await startScriptedProvider();
     provider.script(twoEchoCalls, done, done);
     const effect = new Effect();
     const models = new ModelExecutor({ timeoutMs: 10_000 });
     const code = new CodeExecutor();
     {
-      const log = await EventLog.open(dir.file);
+      const log = await EventLog.open(store.target);
       const engine = new Engine({ log, models, code });
       const caller = new AbortController();
       const running = engine.run(input(provider, 'aborted', effect), { signal: caller.signal });
@@ -120,7 +121,7 @@ describe('engine lifetime', () => {
     }
     {
       // Reopen to verify durable, usable history without effect replay.
-      const log = await EventLog.open(dir.file);
+      const log = await EventLog.open(store.target);
       const engine = new Engine({ log, models, code });
       await engine.run(input(provider, 'reopened', effect));
       await engine.drain();

@@ -1,12 +1,13 @@
 import { EventWrite, type Fact, RuntimeEvent } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
+import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { RecoveryPolicy, reconcileUncertain, ToolCatalog, ToolHandler } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
 import { Engine, RunError } from '../src/index.ts';
-import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
+import { bounds, done, input } from './support/agent-loop.ts';
 
 const dead = {
   sessionId: 'session',
@@ -45,12 +46,12 @@ async function leaveDeadInvocation(log: EventLog): Promise<void> {
   for (const fact of facts) await log.append(EventWrite.plain(RuntimeEvent.create(dead, fact)));
 }
 
-describe('recovery on open', () => {
+describe.each(testStores())('recovery on open on $name', (stores) => {
   it('ends a dead invocation failed {interrupted}, refuses new work until its uncertain operation is reconciled', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     await using provider = await startScriptedProvider();
     provider.script(done);
-    const log = await EventLog.open(dir.file);
+    const log = await EventLog.open(store.target);
     await leaveDeadInvocation(log);
     const engine = new Engine({
       log,
@@ -103,10 +104,10 @@ describe('recovery on open', () => {
   });
 
   it('a message run may start over unknown outcomes when it says so explicitly, and the model is told they are unknown', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     await using provider = await startScriptedProvider();
     provider.script(done);
-    const log = await EventLog.open(dir.file);
+    const log = await EventLog.open(store.target);
     await leaveDeadInvocation(log);
     const engine = new Engine({
       log,

@@ -76,18 +76,17 @@ export class EventLog implements EventSink, AsyncDisposable {
 
   /** Opens the log at `target`, creating it and bringing its schema up to date. */
   static async open(target: LogTarget, options: EventLogOptions = {}): Promise<EventLog> {
-    if (typeof target !== 'string') {
-      const { openPostgres } = await import('./open-postgres.js');
-      const store = await openPostgres(target.postgres);
-      await migrateToLatest(store.db);
-      return new EventLog(store, options);
-    }
-    const store = openSqlite(target);
+    // PostgreSQL's driver loads only for logs that use it.
+    const store =
+      typeof target === 'string'
+        ? openSqlite(target)
+        : await (await import('./open-postgres.js')).openPostgres(target.postgres);
     try {
       await migrateToLatest(store.db);
     } catch (error) {
       await store.db.destroy();
-      throw new EventLogError('open_failed', `cannot prepare the event log at ${target}`, { cause: error });
+      const where = typeof target === 'string' ? target : 'PostgreSQL';
+      throw new EventLogError('open_failed', `cannot prepare the event log at ${where}`, { cause: error });
     }
     return new EventLog(store, options);
   }

@@ -1,10 +1,52 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import { EventLogError } from './event-log-error.js';
+import { postgresDialect } from './log-dialect.js';
+import type { LogDatabase } from './log-schema.js';
 import type { OpenDatabase } from './open-database.js';
 
-/** PostgreSQL support lands with the several-hosts work; until then the target is refused clearly. */
-export async function openPostgres(_url: string): Promise<OpenDatabase> {
-  throw new EventLogError(
-    'open_failed',
-    'PostgreSQL targets are not supported by this version: use a SQLite path',
-  );
+const INT8 = 20;
+
+/**
+ * Opens a log on PostgreSQL. Several processes on several hosts may open the same
+ * database: the chain's single writer position is a transaction-scoped advisory lock,
+ * and uniqueness (dispatches, live invocations) is enforced by the tables' keys.
+ * `bigint` columns come back as numbers: sequences stay far below 2^53.
+ */
+export async function openPostgres(url: string): Promise<OpenDatabase> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 4,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  try {
+    await pool.query('select 1');
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new EventLogError('open_failed', `cannot reach PostgreSQL at ${redact(url)}: ${describe(error)}`, {
+      cause: error,
+    });
+  }
+  return {
+    db: new Kysely<LogDatabase>({ dialect: new PostgresDialect({ pool }) }),
+    dialect: postgresDialect,
+  };
+}
+
+/** A connection string without its password, for messages. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'the given PostgreSQL URL';
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,13 +1,14 @@
 import { CommitError, EventWrite, RuntimeEvent } from '@factum/agent-facts';
 import { describe, expect, it } from 'vitest';
 import { AppendRefusedError, EventLog, EventLogError, recoverInvocations } from '../src/index.ts';
-import { bounds, facts, invocation, settled, temporaryDirectory, write } from './support/facts.ts';
+import { testStores } from '../src/testing.ts';
+import { bounds, facts, invocation, settled, write } from './support/facts.ts';
 
-describe('EventLog on SQLite', () => {
+describe.each(testStores())('EventLog on $name', (stores) => {
   it('digest and high water are identical after close and reopen', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     const at = invocation();
-    const log = await EventLog.open(dir.file);
+    const log = await EventLog.open(store.target);
     await log.append(write(at, facts.opened()));
     await log.append(write(at, facts.completed('s1', [{ id: 'c1' }])));
     await log.append(write(at, facts.dispatched('s1:c1', { kind: 'provider', stepId: 's1' })));
@@ -16,7 +17,7 @@ describe('EventLog on SQLite', () => {
     const session = await log.scopedPrefix({ session: 'session' }, bounds);
     await log.close();
 
-    const reopened = await EventLog.open(dir.file);
+    const reopened = await EventLog.open(store.target);
     const after = await reopened.prefix(bounds);
     expect(after.digest).toBe(before.digest);
     expect(after.highWater).toBe(4);
@@ -29,16 +30,16 @@ describe('EventLog on SQLite', () => {
   });
 
   it('a second dispatch of an operation is refused, also after reopen, with nothing written', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     const at = invocation();
-    const log = await EventLog.open(dir.file);
+    const log = await EventLog.open(store.target);
     await log.append(write(at, facts.opened()));
     await log.append(write(at, facts.dispatched('s1:c1', { kind: 'provider', stepId: 's1' })));
     const again = log.append(write(at, facts.dispatched('s1:c1', { kind: 'provider', stepId: 's1' })));
     await expect(again).rejects.toMatchObject({ code: 'duplicate_dispatch', outcome: 'rejected' });
     await log.close();
 
-    const reopened = await EventLog.open(dir.file);
+    const reopened = await EventLog.open(store.target);
     const digest = (await reopened.prefix(bounds)).digest;
     const error = await reopened
       .append(write(at, facts.dispatched('s1:c1', { kind: 'provider', stepId: 's1' })))
@@ -51,16 +52,16 @@ describe('EventLog on SQLite', () => {
   });
 
   it('a sealed invocation refuses every append, also after reopen', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     const at = invocation();
-    const log = await EventLog.open(dir.file);
+    const log = await EventLog.open(store.target);
     await log.append(write(at, facts.opened()));
     await log.append(write(at, facts.ended()));
     await expect(log.append(write(at, facts.completed('s', [])))).rejects.toMatchObject({
       code: 'sealed_invocation',
     });
     await log.close();
-    const reopened = await EventLog.open(dir.file);
+    const reopened = await EventLog.open(store.target);
     await expect(
       reopened.append(write(at, facts.dispatched('s:c', { kind: 'provider', stepId: 's' }))),
     ).rejects.toMatchObject({ code: 'sealed_invocation' });
@@ -72,8 +73,8 @@ describe('EventLog on SQLite', () => {
   });
 
   it('refuses a settlement without its dispatch, an event of an unopened invocation and a second live invocation', async () => {
-    using dir = temporaryDirectory();
-    await using log = await EventLog.open(dir.file);
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
     const first = invocation('-1');
     await expect(log.append(write(first, facts.completed('s', [])))).rejects.toMatchObject({
       code: 'unknown_invocation',
@@ -100,9 +101,9 @@ describe('EventLog on SQLite', () => {
   });
 
   it('a handoff pause holds the session for its successor, across reopen', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     const at = invocation('-first');
-    const log = await EventLog.open(dir.file);
+    const log = await EventLog.open(store.target);
     await log.append(write(at, facts.opened()));
     const pause = {
       intent: {
@@ -117,7 +118,7 @@ describe('EventLog on SQLite', () => {
     };
     await log.append(write(at, { kind: 'invocation_ended', outcome: { kind: 'handoff_paused', pause } }));
     await log.close();
-    const reopened = await EventLog.open(dir.file);
+    const reopened = await EventLog.open(store.target);
     await expect(reopened.append(write(invocation('-other'), facts.opened()))).rejects.toMatchObject({
       code: 'session_held',
     });
@@ -129,10 +130,10 @@ describe('EventLog on SQLite', () => {
   });
 
   it('recovery lists exactly the dispatched-unsettled operations, parents included, and the undispatched calls', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     const at = invocation();
     const done = invocation('-done', 'other');
-    const log = await EventLog.open(dir.file);
+    const log = await EventLog.open(store.target);
     await log.append(write(done, facts.opened()));
     await log.append(write(done, facts.ended()));
     await log.append(write(at, facts.opened()));
@@ -146,7 +147,7 @@ describe('EventLog on SQLite', () => {
     await log.append(write(at, facts.failed('s:settled')));
     await log.close();
 
-    const reopened = await EventLog.open(dir.file);
+    const reopened = await EventLog.open(store.target);
     const recovery = await reopened.invocationRecovery(at, bounds);
     expect([...recovery.uncertainOperations].sort()).toEqual(['cell', 'child', 's:parent']);
     expect(recovery.undispatchedCalls.map((call) => call.operationId)).toEqual(['s:never']);
@@ -172,8 +173,8 @@ describe('EventLog on SQLite', () => {
   });
 
   it('a reconciliation may close an uncertain operation after the invocation ended, once', async () => {
-    using dir = temporaryDirectory();
-    await using log = await EventLog.open(dir.file);
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
     const at = invocation();
     await log.append(write(at, facts.opened()));
     await log.append(write(at, facts.dispatched('s:c', { kind: 'provider', stepId: 's' })));
@@ -199,8 +200,8 @@ describe('EventLog on SQLite', () => {
   });
 
   it('prefix bounds are enforced with a typed error instead of a cut history', async () => {
-    using dir = temporaryDirectory();
-    await using log = await EventLog.open(dir.file);
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
     const at = invocation();
     await log.append(write(at, facts.opened()));
     for (let index = 0; index < 5; index += 1) {
@@ -218,8 +219,8 @@ describe('EventLog on SQLite', () => {
   });
 
   it('run source names the last event of a run as its boundary', async () => {
-    using dir = temporaryDirectory();
-    await using log = await EventLog.open(dir.file);
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
     const at = invocation('-a');
     await log.append(write(at, facts.opened()));
     await log.append(write(at, facts.ended()));
@@ -231,8 +232,8 @@ describe('EventLog on SQLite', () => {
   });
 
   it('refuses writes after close with a typed error', async () => {
-    using dir = temporaryDirectory();
-    const log = await EventLog.open(dir.file);
+    await using store = await stores.create();
+    const log = await EventLog.open(store.target);
     await log.close();
     await expect(log.append(write(invocation(), facts.opened()))).rejects.toMatchObject({ code: 'closed' });
     expect(() => EventWrite.plain(RuntimeEvent.create(invocation(), facts.opened()))).not.toThrow();

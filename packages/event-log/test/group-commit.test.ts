@@ -1,28 +1,30 @@
 import { EventWrite, FactParseError, RuntimeEvent } from '@factum/agent-facts';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { AppendRefusedError, EventLog, EventLogError } from '../src/index.ts';
-import { bounds, facts, invocation, temporaryDirectory, write } from './support/facts.ts';
+import { testStores } from '../src/testing.ts';
+import { bounds, facts, invocation, write } from './support/facts.ts';
 
-describe('group commit', () => {
+describe.each(testStores())('group commit ($name)', (stores) => {
   it('64 concurrent writers share a few transactions and each promise settles only when durable', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     const batches: number[] = [];
-    const log = await EventLog.open(dir.file, { hooks: { afterCommit: ({ size }) => batches.push(size) } });
+    const log = await EventLog.open(store.target, {
+      hooks: { afterCommit: ({ size }) => batches.push(size) },
+    });
     const sessions = Array.from({ length: 64 }, (_, index) => invocation(`-${index}`, `session-${index}`));
     await Promise.all(sessions.map((at) => log.append(write(at, facts.opened()))));
     expect(batches.reduce((sum, size) => sum + size, 0)).toBe(64);
     expect(batches.length).toBeLessThanOrEqual(2);
     await log.close();
-    const reopened = await EventLog.open(dir.file);
+    const reopened = await EventLog.open(store.target);
     expect((await reopened.prefix(bounds)).events).toHaveLength(64);
     expect(await reopened.verifyChain()).toEqual({ ok: true, events: 64 });
     await reopened.close();
   });
 
   it('a refused write in a batch is rejected alone; the others commit', async () => {
-    using dir = temporaryDirectory();
-    await using log = await EventLog.open(dir.file);
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
     const at = invocation();
     await log.append(write(at, facts.opened()));
     const dispatch = () => write(at, facts.dispatched('s:c', { kind: 'provider', stepId: 's' }));
@@ -36,9 +38,9 @@ describe('group commit', () => {
   });
 
   it('a batch whose transaction fails rejects every write in it and writes nothing', async () => {
-    using dir = temporaryDirectory();
+    await using store = await stores.create();
     let fail = false;
-    const log = await EventLog.open(dir.file, {
+    const log = await EventLog.open(store.target, {
       hooks: {
         beforeCommit: () => {
           if (fail) throw new Error('injected failure inside the group commit');
@@ -62,10 +64,10 @@ describe('group commit', () => {
   });
 });
 
-describe('bad input', () => {
+describe.each(testStores())('bad input ($name)', (stores) => {
   it('a malformed fact is refused with the path of the bad field and nothing is written', async () => {
-    using dir = temporaryDirectory();
-    await using log = await EventLog.open(dir.file);
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
     await log.append(write(invocation(), facts.opened()));
     const good = RuntimeEvent.create(invocation(), facts.completed('s', []));
     const bad = { ...good, fact: { ...good.fact, stepId: 42 } } as unknown as RuntimeEvent;
@@ -77,8 +79,8 @@ describe('bad input', () => {
   });
 
   it('an oversized event is refused before it reaches the store', async () => {
-    using dir = temporaryDirectory();
-    await using log = await EventLog.open(dir.file, { maxEventBytes: 4096 });
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target, { maxEventBytes: 4096 });
     await log.append(write(invocation(), facts.opened()));
     const huge = {
       kind: 'model_observed' as const,
@@ -90,17 +92,15 @@ describe('bad input', () => {
   });
 
   it('a corrupted row is reported with its sequence, never skipped', async () => {
-    using dir = temporaryDirectory();
-    const log = await EventLog.open(dir.file);
+    await using store = await stores.create();
+    const log = await EventLog.open(store.target);
     const at = invocation();
     await log.append(write(at, facts.opened()));
     await log.append(write(at, facts.completed('s', [])));
     await log.append(write(at, facts.ended()));
     await log.close();
-    const raw = new Database(dir.file);
-    raw.prepare('update events set body = ? where sequence = 2').run('{"not":"an event"}');
-    raw.close();
-    const reopened = await EventLog.open(dir.file);
+    await store.raw(`update events set body = '{"not":"an event"}' where sequence = 2`);
+    const reopened = await EventLog.open(store.target);
     const error = await reopened.prefix(bounds).catch((caught: unknown) => caught);
     expect(EventLogError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: 'corrupt_row', sequence: 2 });

@@ -1,0 +1,199 @@
+// One torture child: runs real engine turns on a few sessions at once (a scripted
+// model on loopback, tools whose effects go to the ledger) until it is killed with
+// SIGKILL at the point its plan names. It starts by reading its configuration from
+// stdin, so the driver can start it ahead of time and pay the imports while the
+// previous child runs. Run with plain `node`: it imports the built packages.
+import { successorOf } from '@factum/agent-facts';
+import { CellLimits, CodeExecutor } from '@factum/code-runtime';
+import { Engine } from '@factum/engine';
+import { EventLog } from '@factum/event-log';
+import { ModelExecutor } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
+import { KillSwitch } from './kill-switch.js';
+import { forwardPort } from './port-forward.js';
+import { Random } from './random.js';
+import { tortureCatalog } from './torture-tools.js';
+import { TURN_KINDS, turnReplies } from './torture-turns.js';
+
+/**
+ * What the driver sends on stdin, as one JSON line.
+ * @typedef {{
+ *   log: string,
+ *   ledger: string,
+ *   generation: number,
+ *   seed: number,
+ *   plan: import('./kill-switch.js').KillPlan,
+ *   sessions: { id: string, port: number }[],
+ * }} ChildConfig
+ */
+
+const bounds = { maxEvents: 100_000, maxBytes: 64 * 1024 * 1024 };
+
+/** @returns {Promise<ChildConfig>} */
+async function readConfig() {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  return JSON.parse(text);
+}
+
+const config = await readConfig();
+const random = new Random(config.seed);
+const kill = new KillSwitch(config.plan);
+// Ports first: a child that cannot take its session's port leaves before touching the log.
+const providers = await Promise.all(config.sessions.map((session) => listen(session.port)));
+const log = await EventLog.open(config.log, {
+  hooks: {
+    batchStarted: () => kill.hook('batchStarted'),
+    beforeCommit: () => kill.hook('beforeCommit'),
+    afterCommit: () => kill.hook('afterCommit'),
+  },
+});
+const tools = tortureCatalog({ ledger: config.ledger, failpoint: (name) => kill.failpoint(name) });
+const engine = new Engine({
+  log,
+  models: new ModelExecutor({ timeoutMs: 10_000, retry: { maxAttempts: 1 } }),
+  code: new CodeExecutor(CellLimits.from({ deadlineMs: 2_000 })),
+});
+const observer = { onObservation: () => kill.failpoint('stream') };
+kill.arm();
+await Promise.all(config.sessions.map((session, i) => sessionLoop(session, providers[i])));
+
+/**
+ * A scripted provider behind the session's fixed port; exits with code 4 if it is taken.
+ * @param {number} port
+ */
+async function listen(port) {
+  const provider = await startScriptedProvider();
+  try {
+    await forwardPort(port, Number(new URL(provider.baseUrl).port));
+  } catch (error) {
+    report(`port ${port}`, error);
+    process.exit(4);
+  }
+  return provider;
+}
+
+/**
+ * @param {{ id: string, port: number }} session
+ * @param {import('@factum/model/testing').ScriptedProvider | undefined} provider
+ */
+async function sessionLoop(session, provider) {
+  if (provider === undefined) return;
+  const model = provider.config({ baseUrl: `http://127.0.0.1:${session.port}/v1` });
+  /** @param {import('@factum/agent-facts').Invocation} invocation @param {import('@factum/agent-facts').ToolMode} toolMode */
+  const base = (invocation, toolMode) => ({
+    invocation,
+    provider: model,
+    configuration: { cwd: '/torture', toolMode },
+  });
+  await resumeHandoff(session.id, provider, base);
+  for (let turn = 0; ; turn += 1) {
+    const kind = random.pick(TURN_KINDS);
+    const name = `${config.generation}-${session.id}-${turn}`;
+    const invocation = {
+      sessionId: session.id,
+      turnId: `t${name}`,
+      runId: `r${name}`,
+      invocationId: `i${name}`,
+    };
+    provider.script(...turnReplies(random, kind, `k${name}`));
+    const input = {
+      ...base(invocation, kind === 'code' ? 'code_mode' : 'direct'),
+      work: {
+        kind: /** @type {const} */ ('message'),
+        message: `turn ${name}`,
+        allowPriorUnknown: true,
+        tools,
+      },
+    };
+    try {
+      if (kind === 'handoff') await handoff(input, base);
+      else await engine.run(input, { observer });
+    } catch (error) {
+      report(`turn ${name} (${kind})`, error);
+      // The script may now be ahead of the runs: a fresh provider keeps turns aligned.
+      return;
+    }
+  }
+}
+
+/**
+ * Runs a turn that is paused for a handoff at its first safe point, then its successor.
+ * @param {import('@factum/engine').RunInput} input
+ * @param {(invocation: import('@factum/agent-facts').Invocation, toolMode: import('@factum/agent-facts').ToolMode) => Omit<import('@factum/engine').RunInput, 'work'>} base
+ */
+async function handoff(input, base) {
+  const running = await engine.start(input, { observer });
+  const { invocation } = input;
+  const intent = {
+    handoffId: `h-${invocation.invocationId}`,
+    hostEpoch: `host-${config.generation}`,
+    rootRunId: invocation.runId,
+    successorRunId: `${invocation.runId}-next`,
+    successorInvocationId: `${invocation.invocationId}-next`,
+    claimId: `claim-${invocation.invocationId}`,
+  };
+  const held = await running.handoff.reserve(intent).ready();
+  kill.failpoint('handoff');
+  const pause = await held.commit().wait();
+  await running.wait();
+  await runSuccessor(invocation, pause, base);
+}
+
+/**
+ * @param {import('@factum/agent-facts').Invocation} paused
+ * @param {import('@factum/agent-facts').HandoffPause} pause
+ * @param {(invocation: import('@factum/agent-facts').Invocation, toolMode: import('@factum/agent-facts').ToolMode) => Omit<import('@factum/engine').RunInput, 'work'>} base
+ */
+async function runSuccessor(paused, pause, base) {
+  const source = await log.runSource(paused.sessionId, paused.runId);
+  if (source === undefined) throw new Error(`run ${paused.runId} has no boundary`);
+  await engine.run(
+    {
+      ...base(successorOf(pause.intent, paused), 'direct'),
+      work: { kind: 'handoff', source: source.boundary, pause, tools },
+    },
+    { observer },
+  );
+}
+
+/**
+ * A session whose last turn was sealed for a handoff belongs to its successor: run it.
+ * @param {string} sessionId
+ * @param {import('@factum/model/testing').ScriptedProvider} provider
+ * @param {(invocation: import('@factum/agent-facts').Invocation, toolMode: import('@factum/agent-facts').ToolMode) => Omit<import('@factum/engine').RunInput, 'work'>} base
+ */
+async function resumeHandoff(sessionId, provider, base) {
+  const events = (await log.scopedPrefix({ session: sessionId }, bounds)).events;
+  const opened = new Set(
+    events
+      .filter(({ event }) => event.fact.kind === 'invocation_opened')
+      .map(({ event }) => event.invocation.invocationId),
+  );
+  for (const { event } of events) {
+    const fact = event.fact;
+    if (fact.kind !== 'invocation_ended' || fact.outcome.kind !== 'handoff_paused') continue;
+    const pause = fact.outcome.pause;
+    if (opened.has(pause.intent.successorInvocationId)) continue;
+    provider.script(...turnReplies(random, 'stream', `k${config.generation}-${sessionId}-resume`));
+    try {
+      await runSuccessor(event.invocation, pause, base);
+    } catch (error) {
+      report(`successor of ${event.invocation.invocationId}`, error);
+    }
+  }
+}
+
+/**
+ * Tells the driver about an error the child did not expect (on stderr, one JSON line).
+ * @param {string} where
+ * @param {unknown} error
+ */
+function report(where, error) {
+  const code = /** @type {{ code?: unknown }} */ (error)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`${JSON.stringify({ where, code, message })}\n`);
+}

@@ -1,0 +1,73 @@
+// The tools of a torture run. `charge` and `note` have an effect in the world (a ledger
+// line, fsynced before they return); `charge` is reconciled by looking the effect up in
+// the ledger, `note` never retries and stays uncertain. `probe` has no effect: it marks
+// a moment inside a Code mode cell where the child may die.
+import { RecoveryPolicy, ToolCatalog, ToolHandler } from '@factum/tools';
+import { appendLedger, readLedger } from './ledger.js';
+
+/** The tools whose effects the ledger counts. */
+export const LEDGERED_TOOLS = ['charge', 'note'];
+
+const keyed = {
+  type: 'object',
+  properties: { key: { type: 'string', minLength: 1 }, amount: { type: 'integer', minimum: 0 } },
+  required: ['key'],
+  additionalProperties: false,
+};
+
+/**
+ * @typedef {import('./kill-switch.js').FailpointName} FailpointName
+ * @param {{ ledger: string, failpoint?: (name: FailpointName) => void }} options
+ * @returns {ToolCatalog}
+ */
+export function tortureCatalog(options) {
+  const failpoint = options.failpoint ?? (() => {});
+  /** @type {import('@factum/agent-facts').ToolExecutor} */
+  const effect = {
+    names: () => LEDGERED_TOOLS,
+    async invoke(name, input) {
+      const key = /** @type {{ key: string }} */ (input).key;
+      failpoint('effect_start');
+      appendLedger(options.ledger, { key, tool: name, pid: process.pid });
+      failpoint('effect_done');
+      return { key, applied: true };
+    },
+  };
+  /** @type {import('@factum/agent-facts').ToolExecutor} */
+  const probe = {
+    names: () => ['probe'],
+    async invoke() {
+      failpoint('cell');
+      return { ok: true };
+    },
+  };
+  const reconcile = RecoveryPolicy.reconcile(async (operation) => {
+    const key = /** @type {{ key?: unknown }} */ (operation.input).key;
+    const found = readLedger(options.ledger).entries.find((entry) => entry.key === key);
+    // The process that ran the effect is dead: the ledger is the whole truth.
+    return found
+      ? { kind: 'succeeded', value: { key: found.key, applied: true, reconciled: true } }
+      : { kind: 'failed', error: { code: 'not_applied', message: `no effect of ${String(key)} happened` } };
+  });
+  return new ToolCatalog([
+    {
+      definition: { name: 'charge', description: 'charges once per key', inputSchema: keyed },
+      handler: ToolHandler.immediate(effect),
+      nesting: 'nestable',
+      semantics: 'parallel',
+      recovery: reconcile,
+    },
+    {
+      definition: { name: 'note', description: 'notes once per key', inputSchema: keyed },
+      handler: ToolHandler.immediate(effect),
+      nesting: 'nestable',
+      semantics: 'exclusive',
+    },
+    {
+      definition: { name: 'probe', description: 'does nothing', inputSchema: { type: 'object' } },
+      handler: ToolHandler.immediate(probe),
+      nesting: 'nestable',
+      semantics: 'parallel',
+    },
+  ]);
+}

@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Violation } from './check-invariants.js';
+import { Random } from './child/random.js';
+import { runWorker, type TortureTally } from './torture-worker.js';
+
+/** Options of a torture run. */
+export type TortureOptions = {
+  readonly kills: number;
+  /** Children running at once (default 2: one per core here). */
+  readonly workers?: number;
+  readonly seed?: number;
+  /** Sessions each child drives at once, so group commits hold several writes (default 2). */
+  readonly sessions?: number;
+  /** Kills per log file before a fresh one is started (default 20). */
+  readonly rotateEvery?: number;
+  /** Keep the logs and ledgers (default: removed after a run with no violation). */
+  readonly keep?: boolean;
+};
+
+/** What a torture run found; `violations` lists every broken promise. */
+export type TortureSummary = {
+  readonly kills: number;
+  readonly invariantsChecked: number;
+  readonly violations: readonly Violation[];
+  readonly seconds: number;
+  readonly seed: number;
+  readonly workers: number;
+  readonly byPoint: Readonly<Record<string, number>>;
+  readonly childErrors: Readonly<Record<string, number>>;
+  readonly reconciled: number;
+  readonly directory: string;
+};
+
+/**
+ * Kills `kills` real engine processes at random points (inside group commits, between
+ * T1 and the effect, between the effect and T2, mid model stream, mid Code mode cell,
+ * mid handoff commit, at random moments) and checks the promise after every kill.
+ */
+export async function runTorture(options: TortureOptions): Promise<TortureSummary> {
+  const started = performance.now();
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const workers = Math.max(1, options.workers ?? 2);
+  const directory = mkdtempSync(join(tmpdir(), 'factum-torture-'));
+  const random = new Random(seed);
+  const tally: TortureTally = {
+    kills: 0,
+    invariantsChecked: 0,
+    violations: [],
+    byPoint: {},
+    childErrors: {},
+    reconciled: 0,
+  };
+  let remaining = options.kills;
+  const budget = { take: () => remaining-- > 0 };
+  await Promise.all(
+    Array.from({ length: workers }, (_, index) =>
+      runWorker({
+        directory: join(directory, `worker-${index}`),
+        random: new Random(Math.floor(random.next() * 2 ** 32)),
+        budget,
+        tally,
+        sessions: options.sessions ?? 2,
+        rotateEvery: options.rotateEvery ?? 20,
+      }),
+    ),
+  );
+  if (!options.keep && tally.violations.length === 0) rmSync(directory, { recursive: true, force: true });
+  return { ...tally, seconds: (performance.now() - started) / 1000, seed, workers, directory };
+}

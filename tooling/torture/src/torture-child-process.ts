@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { KillPlan } from './child/kill-switch.js';
+
+const entry = fileURLToPath(new URL('./child/torture-child.js', import.meta.url));
+
+/** What the driver sends a child: where its log and ledger are, and where it dies. */
+export type ChildConfig = {
+  readonly log: string;
+  readonly ledger: string;
+  readonly generation: number;
+  readonly seed: number;
+  readonly plan: KillPlan;
+  readonly sessions: readonly { readonly id: string; readonly port: number }[];
+};
+
+/** How a child ended: the signal that killed it, its exit code, what it said on stderr. */
+export type ChildExit = {
+  readonly signal: NodeJS.Signals | null;
+  readonly code: number | null;
+  readonly stderr: string;
+};
+
+/**
+ * A torture child started ahead of its turn: plain `node` on the built packages, waiting
+ * on stdin for its configuration while it loads. Started early, its imports overlap the
+ * previous child's run and the checks after it.
+ */
+export class TortureChildProcess {
+  readonly #child: ChildProcess;
+  readonly #exit: Promise<ChildExit>;
+
+  constructor() {
+    this.#child = spawn(process.execPath, [entry], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    this.#child.stderr?.setEncoding('utf8');
+    this.#child.stderr?.on('data', (text: string) => {
+      if (stderr.length < 64 * 1024) stderr += text;
+    });
+    this.#exit = new Promise((resolve, reject) => {
+      this.#child.once('error', reject);
+      this.#child.once('close', (code, signal) => resolve({ code, signal, stderr }));
+    });
+    // A child killed before it read its configuration makes stdin fail: that is its exit.
+    this.#child.stdin?.on('error', () => {});
+  }
+
+  /** Sends the configuration and waits until the child is gone. */
+  run(config: ChildConfig): Promise<ChildExit> {
+    this.#child.stdin?.end(`${JSON.stringify(config)}\n`);
+    return this.#exit;
+  }
+
+  /** Stops a child that was never given work (by its own pid). */
+  async discard(): Promise<void> {
+    this.#child.kill('SIGKILL');
+    await this.#exit.catch(() => undefined);
+  }
+}

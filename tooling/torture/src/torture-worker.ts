@@ -1,0 +1,143 @@
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { EventLog } from '@factum/event-log';
+import { type CheckPhase, checkInvariants, type Violation } from './check-invariants.js';
+import { readLedger } from './child/ledger.js';
+import type { Random } from './child/random.js';
+import { tortureCatalog } from './child/torture-tools.js';
+import { chooseKillPlan, planLabel } from './kill-plans.js';
+import { takeSnapshot } from './log-snapshot.js';
+import { recoverLog } from './recover-log.js';
+import { type ChildConfig, TortureChildProcess } from './torture-child-process.js';
+
+/** The tallies every worker adds to. */
+export type TortureTally = {
+  kills: number;
+  invariantsChecked: number;
+  violations: Violation[];
+  byPoint: Record<string, number>;
+  childErrors: Record<string, number>;
+  reconciled: number;
+};
+
+/** The next kill to make, shared by every worker; false when there are no more. */
+export type KillBudget = { take(): boolean };
+
+type LogFiles = { log: string; ledger: string; sessions: { id: string; port: number }[]; since: number };
+
+const PORT_BUSY = 4;
+
+/**
+ * One worker: starts a child, lets it run until it is killed, then reopens its log,
+ * checks the invariants, recovers and reconciles, and checks again — over and over,
+ * each child resuming the sessions the last one left. A fresh log is started every
+ * `rotateEvery` kills so that the checks stay cheap.
+ */
+export async function runWorker(options: {
+  readonly directory: string;
+  readonly random: Random;
+  readonly budget: KillBudget;
+  readonly tally: TortureTally;
+  readonly sessions: number;
+  readonly rotateEvery: number;
+}): Promise<void> {
+  const { directory, random, budget, tally } = options;
+  mkdirSync(directory, { recursive: true });
+  let generation = 0;
+  let files = await freshLog(directory, 0, options.sessions);
+  let warm = new TortureChildProcess();
+  try {
+    while (budget.take()) {
+      const child = warm;
+      warm = new TortureChildProcess();
+      generation += 1;
+      const config: ChildConfig = {
+        log: files.log,
+        ledger: files.ledger,
+        generation,
+        seed: Math.floor(random.next() * 2 ** 32),
+        plan: chooseKillPlan(random),
+        sessions: files.sessions,
+      };
+      const exit = await child.run(config);
+      if (exit.code === PORT_BUSY) {
+        files = await freshLog(directory, generation, options.sessions);
+        continue;
+      }
+      tally.kills += 1;
+      tally.byPoint[planLabel(config.plan)] = (tally.byPoint[planLabel(config.plan)] ?? 0) + 1;
+      if (exit.signal !== 'SIGKILL') {
+        tally.violations.push({
+          rule: 'child_killed',
+          detail: `child ${generation} ended with code ${exit.code} and signal ${exit.signal}: ${exit.stderr.slice(0, 2_000)}`,
+        });
+      }
+      countChildErrors(tally, exit.stderr);
+      files.since = await checkAndRecover(files, tally);
+      if (generation % options.rotateEvery === 0)
+        files = await freshLog(directory, generation, options.sessions);
+    }
+  } finally {
+    await warm.discard();
+  }
+}
+
+async function checkAndRecover(files: LogFiles, tally: TortureTally): Promise<number> {
+  const log = await EventLog.open(files.log);
+  try {
+    const catalog = tortureCatalog({ ledger: files.ledger });
+    const check = async (phase: CheckPhase, since: number) => {
+      const snapshot = await takeSnapshot(log, since);
+      const result = checkInvariants(snapshot, readLedger(files.ledger), phase);
+      tally.invariantsChecked += result.checked;
+      tally.violations.push(...result.violations.map((v) => ({ ...v, detail: `${files.log}: ${v.detail}` })));
+      return snapshot;
+    };
+    const afterKill = await check('after_kill', files.since);
+    tally.reconciled += (await recoverLog(log, afterKill, catalog)).reconciled;
+    const afterRecovery = await check('after_recovery', files.since);
+    return afterRecovery.events.at(-1)?.sequence ?? 0;
+  } finally {
+    await log.close();
+  }
+}
+
+function countChildErrors(tally: TortureTally, stderr: string): void {
+  for (const line of stderr.split('\n')) {
+    if (line.trim() === '') continue;
+    let key = 'unparsed stderr';
+    try {
+      const parsed = JSON.parse(line) as { code?: unknown; message?: unknown };
+      key = `${String(parsed.code)}: ${String(parsed.message).slice(0, 160)}`;
+    } catch {
+      key = line.slice(0, 160);
+    }
+    tally.childErrors[key] = (tally.childErrors[key] ?? 0) + 1;
+  }
+}
+
+async function freshLog(directory: string, generation: number, sessions: number): Promise<LogFiles> {
+  const ports: number[] = [];
+  for (let i = 0; i < sessions; i += 1) ports.push(await freePort());
+  return {
+    log: join(directory, `log-${generation}.sqlite`),
+    ledger: join(directory, `ledger-${generation}.jsonl`),
+    sessions: ports.map((port, i) => ({ id: `s${i}`, port })),
+    since: 0,
+  };
+}
+
+/** A port free right now; the children of one log listen on it in turn. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
