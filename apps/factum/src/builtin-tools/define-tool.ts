@@ -1,0 +1,37 @@
+import {
+  type RecoveryPolicy,
+  ToolHandler,
+  type ToolNesting,
+  type ToolRegistration,
+  type ToolSemantics,
+} from '@factum/tools';
+import type { z } from 'zod';
+
+/** Everything one built-in tool is: what the model is told, how it runs, how it recovers. */
+export type ToolSpecification<S extends z.ZodType> = {
+  readonly name: string;
+  readonly description: string;
+  readonly input: S;
+  readonly nesting: ToolNesting;
+  readonly semantics: ToolSemantics;
+  readonly recovery: RecoveryPolicy;
+  readonly run: (input: z.output<S>, signal: AbortSignal) => Promise<unknown>;
+};
+
+/**
+ * A registration for the catalog from a zod input schema and a typed effect. The
+ * catalog checks inputs before dispatch; the effect parses again, because what it
+ * receives is `unknown` and a typed value must come from a parse, not a cast.
+ */
+export function defineTool<S extends z.ZodType>(spec: ToolSpecification<S>): ToolRegistration {
+  return {
+    definition: { name: spec.name, description: spec.description, inputSchema: spec.input },
+    handler: ToolHandler.immediate({
+      names: () => [spec.name],
+      invoke: (_name, input, signal) => spec.run(spec.input.parse(input), signal),
+    }),
+    nesting: spec.nesting,
+    semantics: spec.semantics,
+    recovery: spec.recovery,
+  };
+}

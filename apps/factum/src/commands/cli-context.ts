@@ -1,0 +1,28 @@
+import { resolve } from 'node:path';
+import { defaultDataDir } from '../factum-runtime.js';
+import type { Terminal } from '../terminal/terminal.js';
+
+/**
+ * What every command gets from the entry point instead of reaching for globals: the
+ * working directory, the environment, the terminal to write to, and how to start this
+ * same CLI again in a child process.
+ */
+export type CliContext = {
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly terminal: Terminal;
+  /** `process.execPath` plus the arguments that start this CLI (loader flags and script). */
+  readonly self: { readonly execPath: string; readonly args: readonly string[] };
+  /** The process to listen to for SIGINT. */
+  readonly signals: Pick<NodeJS.Process, 'on' | 'off'>;
+  /** The version `--version` prints. */
+  readonly version: string;
+};
+
+/** Options every command accepts. */
+export type GlobalOptions = { readonly dir?: string };
+
+/** The data directory: `--dir`, else `.factum` in the working directory. */
+export function dataDirOf(options: GlobalOptions, context: CliContext): string {
+  return options.dir === undefined ? defaultDataDir(context.cwd) : resolve(context.cwd, options.dir);
+}

@@ -1,0 +1,26 @@
+import { FactumError } from '@factum/agent-facts';
+
+const marker = Symbol.for('factum/cli-error');
+
+/**
+ * Why a command stopped:
+ * - `usage`: the arguments do not make sense together; the message says what to pass.
+ * - `not_found`: the session, run or invocation named is not in the log.
+ * - `demo_failed`: a step of the demo did not go as the story says (a bug to report).
+ */
+export type CliErrorCode = 'usage' | 'not_found' | 'demo_failed';
+
+/** A command's own error: printed as one line, exit code 2 for usage, 1 otherwise. */
+export class CliError extends FactumError {
+  override readonly code: CliErrorCode;
+  readonly [marker] = true;
+
+  constructor(code: CliErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(code, message, options);
+    this.code = code;
+  }
+
+  static override isInstance(value: unknown): value is CliError {
+    return FactumError.isInstance(value) && (value as unknown as Record<symbol, unknown>)[marker] === true;
+  }
+}

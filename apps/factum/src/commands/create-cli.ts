@@ -1,0 +1,59 @@
+import { type CAC, cac } from 'cac';
+import type { CliContext } from './cli-context.js';
+import { CliError } from './cli-error.js';
+import { registerDemo } from './demo.js';
+import { registerLog } from './log.js';
+import { printError } from './print-error.js';
+import { registerRecover } from './recover.js';
+import { registerResume } from './resume.js';
+import { registerRun } from './run.js';
+import { registerServe } from './serve.js';
+import { registerShow } from './show.js';
+
+/** Options that exist for the CLI's own child processes and stay out of `--help`. */
+const HIDDEN = ['--crash-child'];
+
+/** Builds the `factum` command line: every command, the global `--dir`, help and version. */
+export function createCli(context: CliContext): CAC {
+  const cli = cac('factum');
+  cli.option('--dir <path>', 'data directory (default: ./.factum)');
+  registerDemo(cli, context);
+  registerRun(cli, context);
+  registerLog(cli, context);
+  registerShow(cli, context);
+  registerRecover(cli, context);
+  registerResume(cli, context);
+  registerServe(cli, context);
+  cli.help((sections) =>
+    sections.map((section) => ({
+      ...section,
+      body: section.body
+        .split('\n')
+        .filter((line) => !HIDDEN.some((name) => line.includes(name)))
+        .join('\n'),
+    })),
+  );
+  cli.version(context.version);
+  return cli;
+}
+
+/**
+ * Parses `argv`, runs the matched command and returns the exit code. Every error ends
+ * here and is printed as one line.
+ */
+export async function main(argv: readonly string[], context: CliContext): Promise<number> {
+  const cli = createCli(context);
+  try {
+    cli.parse([...argv], { run: false });
+    if (cli.options.help || cli.options.version) return 0;
+    if (cli.matchedCommand === undefined) {
+      if (cli.args.length > 0) throw new CliError('usage', `unknown command ${JSON.stringify(cli.args[0])}`);
+      cli.outputHelp();
+      return 0;
+    }
+    const code: unknown = await cli.runMatchedCommand();
+    return typeof code === 'number' ? code : 0;
+  } catch (error) {
+    return printError(context.terminal, error, context.env);
+  }
+}

@@ -1,0 +1,94 @@
+import type { InvocationOutcome } from '@factum/agent-facts';
+import type { RunInput, RunOutcome } from '@factum/engine';
+import type { FactumRuntime } from '../factum-runtime.js';
+import { RunView } from '../terminal/run-view.js';
+import type { CliContext } from './cli-context.js';
+
+/** Exit code of a run cancelled by Ctrl-C, as shells expect (128 + SIGINT). */
+export const EXIT_INTERRUPTED = 130;
+
+/** Options of a run shown live. */
+export type LiveRunOptions = {
+  readonly context: CliContext;
+  readonly runtime: FactumRuntime;
+  readonly input: RunInput;
+  readonly indent?: number;
+  readonly textLabel?: string;
+};
+
+/**
+ * Starts a run and shows it as it goes. The first Ctrl-C cancels the way the engine
+ * promises — a dispatched effect finishes and is recorded, the rest is rejected, the
+ * invocation ends cancelled — and this waits for that; a second Ctrl-C exits at once
+ * (what was dispatched stays in the log as uncertain, for `factum recover`).
+ */
+export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
+  const { context, runtime, input } = options;
+  const { terminal } = context;
+  const c = terminal.colors;
+  const view = new RunView({
+    terminal,
+    log: runtime.log,
+    invocation: input.invocation,
+    ...(options.indent === undefined ? {} : { indent: options.indent }),
+    ...(options.textLabel === undefined ? {} : { textLabel: options.textLabel }),
+  });
+  const running = await runtime.engine.start(input, { observer: view.observer });
+  view.start();
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts += 1;
+    if (interrupts > 1) {
+      terminal.line(c.red('second interrupt: exiting now; run `factum recover` to see what was left open'));
+      process.exit(EXIT_INTERRUPTED);
+    }
+    running.cancel();
+    const inFlight = view.inFlight();
+    view.note(
+      c.yellow(
+        inFlight.length === 0
+          ? 'cancelling: ending the run (press Ctrl-C again to exit at once)'
+          : `cancelling: the in-flight effect is finishing (${inFlight.join(', ')}); press Ctrl-C again to exit at once`,
+      ),
+    );
+  };
+  context.signals.on('SIGINT', onInterrupt);
+  try {
+    const outcome = await running.wait();
+    await view.finish();
+    return outcome;
+  } finally {
+    context.signals.off('SIGINT', onInterrupt);
+  }
+}
+
+/** The exit code an outcome maps to: 0 completed, 130 cancelled, 1 otherwise. */
+export function exitCodeOf(outcome: InvocationOutcome): number {
+  switch (outcome.kind) {
+    case 'completed':
+    case 'handoff_paused':
+      return 0;
+    case 'cancelled':
+      return EXIT_INTERRUPTED;
+    case 'failed':
+      return 1;
+    default:
+      return outcome satisfies never;
+  }
+}
+
+/** One line saying how an invocation ended. */
+export function describeOutcome(outcome: InvocationOutcome): string {
+  switch (outcome.kind) {
+    case 'completed':
+      return 'completed';
+    case 'failed':
+      return `failed {${outcome.error.code}}: ${outcome.error.message}`;
+    case 'cancelled':
+      return `cancelled {${outcome.source}}`;
+    case 'handoff_paused':
+      return `paused for a handoff to run ${outcome.pause.intent.successorRunId}`;
+    default:
+      return outcome satisfies never;
+  }
+}

@@ -1,0 +1,82 @@
+import type { CAC } from 'cac';
+import { FactumRuntime } from '../factum-runtime.js';
+import { oneLine, plural } from '../terminal/describe-call.js';
+import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
+import { CliError } from './cli-error.js';
+import { type InvocationSummary, indexInvocations } from './invocation-index.js';
+import { describeOutcome } from './live-run.js';
+
+type LogOptions = GlobalOptions & {
+  readonly session?: string;
+  readonly limit?: number;
+  readonly page?: number;
+};
+
+function positive(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1)
+    throw new CliError('usage', `${name} must be a whole number ≥ 1`);
+  return number;
+}
+
+/** `factum log`: sessions and their invocations with how each ended, newest last, in pages. */
+export function registerLog(cli: CAC, context: CliContext): void {
+  cli
+    .command('log', 'List sessions and invocations with their status (newest last)')
+    .option('--session <id>', 'only this session')
+    .option('--limit <n>', 'invocations per page (default 20)')
+    .option('--page <n>', 'page to show, 1 = newest (default 1)')
+    .action(async (options: LogOptions) => {
+      const limit = positive(options.limit, '--limit', 20);
+      const page = positive(options.page, '--page', 1);
+      const { terminal } = context;
+      const c = terminal.colors;
+      await using runtime = await FactumRuntime.open({ target: { dataDir: dataDirOf(options, context) } });
+      const sessionId = options.session === undefined ? undefined : String(options.session);
+      const all = await indexInvocations(runtime.log, sessionId === undefined ? {} : { sessionId });
+      if (all.length === 0) {
+        terminal.line(
+          sessionId ? `no invocations in session ${sessionId}` : 'the log is empty: try `factum demo`',
+        );
+        return 0;
+      }
+      const end = all.length - (page - 1) * limit;
+      const shown = all.slice(Math.max(0, end - limit), Math.max(0, end));
+      if (shown.length === 0) throw new CliError('usage', `--page ${page} is past the oldest invocation`);
+      let session: string | undefined;
+      for (const summary of shown) {
+        if (summary.invocation.sessionId !== session) {
+          session = summary.invocation.sessionId;
+          terminal.line();
+          terminal.line(c.bold(session));
+        }
+        terminal.line(`  ${row(summary, context)}`);
+      }
+      terminal.line();
+      const first = Math.max(0, end - limit) + 1;
+      terminal.line(c.dim(`${first}–${end} of ${plural(all.length, 'invocation')}, newest last`));
+      if (first > 1) terminal.line(c.dim(`older: factum log --page ${page + 1}`));
+      return 0;
+    });
+}
+
+function row(summary: InvocationSummary, context: CliContext): string {
+  const c = context.terminal.colors;
+  const time = summary.openedAt.replace('T', ' ').slice(0, 19);
+  const status = summary.outcome === undefined ? c.yellow('unfinished') : statusOf(summary, context);
+  const what =
+    summary.input.kind === 'message'
+      ? JSON.stringify(oneLine(summary.input.content, 48))
+      : `${summary.input.kind} of ${summary.input.source.invocation.runId}`;
+  const uncertain = summary.open.size > 0 ? ` ${c.yellow(`⚠ ${summary.open.size} uncertain`)}` : '';
+  return `${c.dim(time)}  ${summary.invocation.invocationId}  ${c.dim(summary.invocation.runId)}  ${status}  ${what} ${c.dim(`· ${plural(summary.dispatched, 'tool call')}`)}${uncertain}`;
+}
+
+function statusOf(summary: InvocationSummary, context: CliContext): string {
+  const c = context.terminal.colors;
+  const outcome = summary.outcome!;
+  const text = outcome.kind === 'failed' ? `failed {${outcome.error.code}}` : describeOutcome(outcome);
+  if (outcome.kind === 'completed') return c.green(text);
+  return outcome.kind === 'failed' ? c.red(text) : c.yellow(text);
+}

@@ -1,0 +1,30 @@
+import { FactumError } from '@factum/agent-facts';
+import type { Terminal } from '../terminal/terminal.js';
+import { CliError } from './cli-error.js';
+
+/** What to try next, for errors whose fix is another command. */
+const hints: Readonly<Record<string, string>> = {
+  uncertain_operations: 'see `factum recover` to close them',
+  busy: 'wait for the other run in this session to finish',
+  provider_settings: 'see `factum run --help`',
+  unknown_source: 'list runs with `factum log`',
+};
+
+/**
+ * Prints an error as one line (no stack unless `FACTUM_DEBUG` is set) and returns the
+ * exit code: 2 for usage errors, 1 for the rest. Messages come from typed errors that
+ * never carry secrets; anything else is shown by its message alone.
+ */
+export function printError(terminal: Terminal, error: unknown, env: NodeJS.ProcessEnv): number {
+  const c = terminal.colors;
+  terminal.endLine();
+  const usage =
+    (CliError.isInstance(error) && error.code === 'usage') ||
+    (error instanceof Error && error.name === 'CACError');
+  const message = error instanceof Error ? error.message : String(error);
+  const code = FactumError.isInstance(error) ? error.code : undefined;
+  const hint = usage ? 'see `factum --help`' : code === undefined ? undefined : hints[code];
+  terminal.error(`${c.red('error:')} ${message}${hint ? c.dim(` (${hint})`) : ''}`);
+  if (env.FACTUM_DEBUG && error instanceof Error && error.stack) terminal.error(c.dim(error.stack));
+  return usage ? 2 : 1;
+}

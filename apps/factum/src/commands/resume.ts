@@ -1,0 +1,65 @@
+import type { CAC } from 'cac';
+import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
+import { Workspace } from '../builtin-tools/workspace.js';
+import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
+import { CliError } from './cli-error.js';
+import { indexInvocations } from './invocation-index.js';
+import { exitCodeOf, runLive } from './live-run.js';
+import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
+import { instructionsFor, printSummary } from './run.js';
+
+type ResumeOptions = GlobalOptions &
+  ProviderOptions & { readonly session?: string; readonly allowShell?: boolean };
+
+/**
+ * `factum resume <run-id>`: a continuation from where a run stands in the log, in the
+ * workspace and tool mode it recorded. The engine refuses it (and this prints why) while
+ * operations of that history have unknown outcomes.
+ */
+export function registerResume(cli: CAC, context: CliContext): void {
+  withProviderOptions(
+    cli
+      .command(
+        'resume <run-id>',
+        'Continue a run from its last recorded fact (refused while operations are uncertain)',
+      )
+      .option('--session <id>', 'the session of the run (found in the log when omitted)')
+      .option('--allow-shell', 'also offer the shell tool'),
+  ).action(async (runId: string, options: ResumeOptions) => {
+    const dataDir = dataDirOf(options, context);
+    const provider = providerFrom(options, dataDir, context);
+    await using runtime = await FactumRuntime.open({ target: { dataDir } });
+    const filter = options.session === undefined ? {} : { sessionId: String(options.session) };
+    const runs = (await indexInvocations(runtime.log, filter)).filter(
+      (summary) => summary.invocation.runId === String(runId),
+    );
+    const last = runs.at(-1);
+    if (last === undefined)
+      throw new CliError('not_found', `no run ${runId} in the log: list runs with \`factum log\``);
+    // Runs a dead process left open are ended first, so the continuation starts after their end.
+    await runtime.engine.recover();
+    const source = await runtime.log.runSource(last.invocation.sessionId, last.invocation.runId);
+    if (source === undefined) throw new CliError('not_found', `run ${runId} has no recorded facts`);
+    const cwd = last.configuration?.cwd ?? context.cwd;
+    const workspace = await Workspace.open(cwd);
+    const invocation = newInvocation(last.invocation.sessionId);
+    const outcome = await runLive({
+      context,
+      runtime,
+      input: {
+        invocation,
+        provider,
+        configuration: { cwd: workspace.root, toolMode: last.configuration?.toolMode ?? 'direct' },
+        instructions: instructionsFor(workspace),
+        work: {
+          kind: 'continuation',
+          source: source.boundary,
+          tools: builtinCatalog({ workspace, allowShell: options.allowShell === true }),
+        },
+      },
+    });
+    printSummary(context, outcome);
+    return exitCodeOf(outcome.outcome);
+  });
+}

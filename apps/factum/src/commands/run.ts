@@ -1,0 +1,85 @@
+import type { InvocationConfiguration } from '@factum/agent-facts';
+import type { RunOutcome } from '@factum/engine';
+import type { CAC } from 'cac';
+import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
+import { Workspace } from '../builtin-tools/workspace.js';
+import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
+import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
+import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
+
+type RunOptions = GlobalOptions &
+  ProviderOptions & {
+    readonly session?: string;
+    readonly codeMode?: boolean;
+    readonly allowShell?: boolean;
+  };
+
+/** The system prompt of a CLI run: where the agent is and what its tools may touch. */
+export function instructionsFor(workspace: Workspace): string {
+  return [
+    `You are an agent working in the directory ${workspace.root}.`,
+    'Use the tools to look at and change files; every path is relative to that directory and cannot leave it.',
+    'Answer briefly and say what you changed.',
+  ].join(' ');
+}
+
+/** `factum run "<message>"`: one message run with the built-in tools, shown live. */
+export function registerRun(cli: CAC, context: CliContext): void {
+  withProviderOptions(
+    cli
+      .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
+      .option('--session <id>', 'continue this session (a new message run in it)')
+      .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
+      .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)'),
+  )
+    .example('factum run "summarise README.md" --base-url http://localhost:11434/v1 --model qwen3')
+    .action(async (message: string, options: RunOptions) => {
+      const dataDir = dataDirOf(options, context);
+      const provider = providerFrom(options, dataDir, context);
+      const workspace = await Workspace.open(context.cwd);
+      await using runtime = await FactumRuntime.open({ target: { dataDir } });
+      const invocation = newInvocation(options.session === undefined ? undefined : String(options.session));
+      const configuration: InvocationConfiguration = {
+        cwd: workspace.root,
+        toolMode: options.codeMode ? 'code_mode' : 'direct',
+      };
+      const outcome = await runLive({
+        context,
+        runtime,
+        input: {
+          invocation,
+          provider,
+          configuration,
+          instructions: instructionsFor(workspace),
+          work: {
+            kind: 'message',
+            message: String(message),
+            tools: builtinCatalog({ workspace, allowShell: options.allowShell === true }),
+          },
+        },
+      });
+      printSummary(context, outcome);
+      return exitCodeOf(outcome.outcome);
+    });
+}
+
+/** The closing lines of a run: how it ended, what it used, how to continue. */
+export function printSummary(context: CliContext, result: RunOutcome): void {
+  const { terminal } = context;
+  const c = terminal.colors;
+  const { outcome, invocation } = result;
+  const status =
+    outcome.kind === 'completed'
+      ? c.green(describeOutcome(outcome))
+      : outcome.kind === 'cancelled'
+        ? c.yellow(describeOutcome(outcome))
+        : c.red(describeOutcome(outcome));
+  terminal.line();
+  terminal.line(
+    `${status} ${c.dim(`· ${result.steps} model step${result.steps === 1 ? '' : 's'} · ${result.usage.totalTokens} tokens`)}`,
+  );
+  terminal.line(`${c.dim('session')} ${c.bold(invocation.sessionId)} ${c.dim('· run')} ${invocation.runId}`);
+  terminal.line(c.dim(`continue: factum run --session ${invocation.sessionId} "<message>"`));
+  terminal.line(c.dim(`timeline: factum show ${invocation.invocationId}`));
+}

@@ -1,0 +1,152 @@
+import { join } from 'node:path';
+import { FactumError } from '@factum/agent-facts';
+import type { ProviderConfig } from '@factum/model';
+import type { CAC } from 'cac';
+import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
+import { Workspace } from '../builtin-tools/workspace.js';
+import { FactumRuntime, type RuntimeTarget } from '../factum-runtime.js';
+import { ServerToken, TOKEN_FILE } from '../server/server-token.js';
+import { startServer } from '../server/start-server.js';
+import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
+import { CliError } from './cli-error.js';
+import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
+import { instructionsFor } from './run.js';
+
+/** The port `factum serve` listens on unless `--port` says otherwise. */
+export const DEFAULT_PORT = 4317;
+
+type ServeOptions = GlobalOptions &
+  ProviderOptions & {
+    readonly port?: string | number;
+    readonly host?: string;
+    readonly postgres?: string;
+    readonly token?: string;
+    readonly allowShell?: boolean;
+  };
+
+/**
+ * `factum serve`: the HTTP API and the live web timeline over the data directory's
+ * log (or PostgreSQL). Prints the URL, and the token on first start only; serves until
+ * SIGINT or SIGTERM, then cancels live runs, waits for their effects to settle and
+ * closes the log. A second signal stops at once (the next start recovers).
+ */
+export function registerServe(cli: CAC, context: CliContext): void {
+  withProviderOptions(
+    cli
+      .command('serve', 'Serve the HTTP API and the live web timeline')
+      .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
+      .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
+      .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
+      .option('--token <token>', 'the API token (or FACTUM_TOKEN); made and printed on first start if absent')
+      .option('--allow-shell', 'also offer turns a shell tool (commands run in the workspace)'),
+  )
+    .example('factum serve --port 0 --base-url http://localhost:11434/v1 --model qwen3')
+    .action((options: ServeOptions) => serve(options, context));
+}
+
+async function serve(options: ServeOptions, context: CliContext): Promise<number> {
+  const { terminal } = context;
+  const c = terminal.colors;
+  const dataDir = dataDirOf(options, context);
+  const port = portOf(options.port);
+  const opened = ServerToken.open({ dataDir, ...tokenOption(options, context) });
+  const provider = providerOrNotice(options, dataDir, context);
+  const workspace = await Workspace.open(context.cwd);
+  const target: RuntimeTarget =
+    options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };
+  // A shared PostgreSQL log may hold other hosts' live runs: recovering them at start
+  // would end invocations that are still running elsewhere (`factum recover` does it on purpose).
+  const runtime = await FactumRuntime.open({
+    target,
+    ...(options.postgres === undefined ? {} : { engine: { recoverOnStart: false } }),
+  });
+  const server = await startServer({
+    runtime,
+    token: opened.token,
+    provider,
+    tools: () => builtinCatalog({ workspace, allowShell: options.allowShell === true }),
+    cwd: workspace.root,
+    instructions: instructionsFor(workspace),
+    port,
+    hostname: options.host === undefined ? '127.0.0.1' : String(options.host),
+    logger: { error: (line) => terminal.error(`${c.red('error:')} ${line}`) },
+  }).catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
+
+  terminal.line(`${c.bold('factum serve')} ${c.dim(`· log ${runtime.description}`)}`);
+  terminal.line(`${c.dim('API      ')} ${server.url}/api`);
+  terminal.line(`${c.dim('timeline ')} ${server.url}/`);
+  if (opened.created !== undefined) {
+    terminal.line(`${c.dim('token    ')} ${c.bold(opened.created)}`);
+    terminal.line(
+      c.dim(
+        `  shown once: only its SHA-256 is kept, in ${join(dataDir, TOKEN_FILE)}. Send it as "Authorization: Bearer <token>".`,
+      ),
+    );
+  }
+  terminal.line(
+    c.dim('Ctrl-C stops: live runs are cancelled and their effects settle before the log closes.'),
+  );
+
+  const stop = await nextSignal(context);
+  terminal.line(c.dim(`${stop}: closing the server…`));
+  await server.close();
+  server.registry.cancelAll();
+  const drained = runtime.close().then(() => 'drained' as const);
+  const forced = nextSignal(context).then(() => 'forced' as const);
+  if ((await Promise.race([drained, forced])) === 'forced') {
+    terminal.error(c.yellow('stopped before runs drained; the next start recovers them'));
+    return 130;
+  }
+  terminal.line(c.dim('runs drained, log closed'));
+  return 0;
+}
+
+function portOf(value: string | number | undefined): number {
+  if (value === undefined) return DEFAULT_PORT;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new CliError('usage', `--port must be a number from 0 to 65535 (got ${String(value)})`);
+  }
+  return port;
+}
+
+function tokenOption(options: ServeOptions, context: CliContext): { token?: string } {
+  const token = options.token === undefined ? context.env.FACTUM_TOKEN : String(options.token);
+  if (token === undefined || token === '') return {};
+  if (token.length < 16) throw new CliError('usage', 'the token must be at least 16 characters long');
+  return { token };
+}
+
+/**
+ * The provider of new turns, asked again for each one (so `config.json` edits apply).
+ * A server without one still serves the timeline; turns are refused until it is set.
+ */
+function providerOrNotice(options: ServeOptions, dataDir: string, context: CliContext): () => ProviderConfig {
+  const resolve = () => providerFrom(options, dataDir, context);
+  try {
+    resolve();
+  } catch (error) {
+    if (!FactumError.isInstance(error) || error.code !== 'provider_settings') throw error;
+    context.terminal.error(
+      context.terminal.colors.yellow(`no model provider: ${error.message}; turns are refused until then`),
+    );
+  }
+  return resolve;
+}
+
+function nextSignal(context: CliContext): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      context.signals.off('SIGINT', onInt);
+      context.signals.off('SIGTERM', onTerm);
+      resolve(signal);
+    };
+    const onInt = () => on('SIGINT');
+    const onTerm = () => on('SIGTERM');
+    context.signals.on('SIGINT', onInt);
+    context.signals.on('SIGTERM', onTerm);
+  });
+}

@@ -1,0 +1,43 @@
+import { RunError, type RunErrorCode } from '@factum/engine';
+import type { Context } from 'hono';
+import { type ErrorStatus, ServerError } from './server-error.js';
+
+/** The JSON every refusal is answered with. */
+export type ErrorBody = {
+  readonly error: { readonly code: string; readonly message: string; readonly path?: string };
+};
+
+const runStatuses = {
+  busy: 409,
+  sealed: 409,
+  fingerprint_mismatch: 409,
+  handoff_mismatch: 409,
+  uncertain_operations: 409,
+  unknown_source: 409,
+  cancelled: 409,
+  handoff_unavailable: 409,
+  invalid_input: 400,
+  persistence: 503,
+} as const satisfies Record<RunErrorCode, ErrorStatus>;
+
+/**
+ * Answers an error thrown by a route. Our own typed refusals keep their code and
+ * message; anything else is a 500 whose message says nothing of the cause, so no
+ * detail of a provider or a secret can leak through an error.
+ */
+export function errorResponse(c: Context, error: unknown): Response {
+  if (ServerError.isInstance(error)) {
+    const path = error.path === undefined ? {} : { path: error.path };
+    return c.json<ErrorBody>({ error: { code: error.code, message: error.message, ...path } }, error.status);
+  }
+  if (RunError.isInstance(error)) {
+    return c.json<ErrorBody>(
+      { error: { code: error.code, message: error.message } },
+      runStatuses[error.code],
+    );
+  }
+  return c.json<ErrorBody>(
+    { error: { code: 'internal', message: 'the server failed to answer this request' } },
+    500,
+  );
+}

@@ -1,0 +1,61 @@
+import { FactumError } from '@factum/agent-facts';
+import type { ProviderConfig } from '@factum/model';
+import { Hono } from 'hono';
+import { newInvocation } from '../factum-runtime.js';
+import { readJsonBody, readParam } from './read-request.js';
+import { EmptyRequestSchema, IdSchema, TurnRequestSchema } from './request-schemas.js';
+import { liveInvocation, type RouteContext } from './route-context.js';
+import { ServerError } from './server-error.js';
+
+/**
+ * `POST /sessions/:session/turns` starts a turn (202 once `invocation_opened` is
+ * durable); `POST /invocations/:id/cancel` cancels a live one. A turn belongs to the
+ * server, not to the request: it runs on when the client disconnects.
+ */
+export function turnRoutes(context: RouteContext): Hono {
+  const app = new Hono();
+
+  app.post('/sessions/:session/turns', async (c) => {
+    const sessionId = readParam(c, 'session', IdSchema);
+    const body = await readJsonBody(c, TurnRequestSchema);
+    if (context.closing.aborted)
+      throw new ServerError('shutting_down', 'the server is closing; start the turn later');
+    const provider = resolveProvider(context);
+    const invocation = newInvocation(sessionId);
+    // No signal: a client that goes away must not cancel the run it started.
+    const running = await context.runtime.engine.start({
+      invocation,
+      provider,
+      configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
+      ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
+      work: {
+        kind: 'message',
+        message: body.message,
+        tools: context.tools(),
+        ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
+      },
+    });
+    context.registry.add(running);
+    return c.json({ invocation }, 202);
+  });
+
+  app.post('/invocations/:id/cancel', async (c) => {
+    const id = readParam(c, 'id', IdSchema);
+    await readJsonBody(c, EmptyRequestSchema);
+    const live = await liveInvocation(context, id);
+    live.cancel();
+    return c.json({ invocation: live.invocation, cancelling: true }, 202);
+  });
+
+  return app;
+}
+
+function resolveProvider(context: RouteContext): ProviderConfig {
+  try {
+    return context.provider();
+  } catch (error) {
+    // Settings errors say which flag or variable to set; they never carry the key.
+    const message = FactumError.isInstance(error) ? error.message : 'the model provider is not configured';
+    throw new ServerError('no_provider', message, { cause: error });
+  }
+}

@@ -1,0 +1,140 @@
+import { type Fact, type FactOf, rejectionSentence } from '@factum/agent-facts';
+import type { StoredEvent } from '@factum/event-log';
+import { describeCall, describeResult, oneLine, plural } from './describe-call.js';
+import type { Colors } from './terminal.js';
+
+/** Reads a stored tool result (a settlement's or a reconciliation's). */
+export type ResultReader = (eventId: string) => Promise<unknown>;
+
+type Dispatch = { readonly fact: FactOf<'tool_dispatched'>; readonly depth: number };
+
+/**
+ * One invocation's facts as lines a person can read: each tool call's T1 joined to its
+ * T2 on one line (with how long the effect took), rejections with their sentence, an
+ * operation with no T2 marked UNCERTAIN, streamed observations counted rather than
+ * listed, and Code mode calls indented under their cell.
+ */
+export async function renderTimeline(
+  events: readonly StoredEvent[],
+  options: { readonly colors: Colors; readonly readResult: ResultReader },
+): Promise<string[]> {
+  const c = options.colors;
+  const settled = new Map<string, StoredEvent>();
+  const reconciled = new Map<string, StoredEvent>();
+  for (const stored of events) {
+    const fact = stored.event.fact;
+    if (fact.kind === 'tool_settled') settled.set(fact.operationId, stored);
+    if (fact.kind === 'tool_reconciled') reconciled.set(fact.operationId, stored);
+  }
+  const dispatches = new Map<string, Dispatch>();
+  const lines: string[] = [];
+  let observed = 0;
+  const at = (sequence: number) => c.dim(`#${String(sequence).padStart(4)}`);
+  for (const stored of events) {
+    const { sequence, event } = stored;
+    const fact: Fact = event.fact;
+    if (fact.kind === 'model_observed') {
+      observed += 1;
+      continue;
+    }
+    switch (fact.kind) {
+      case 'invocation_opened': {
+        const input = fact.input;
+        const what =
+          input.kind === 'message'
+            ? `${c.bold('message')} ${JSON.stringify(oneLine(input.content, 80))}`
+            : `${c.bold(input.kind)} from run ${input.source.invocation.runId} at #${input.source.highWater}`;
+        const mode = fact.configuration
+          ? c.dim(` (${fact.configuration.toolMode}, ${fact.configuration.cwd})`)
+          : '';
+        lines.push(`${at(sequence)} opened   ${what}${mode}`);
+        break;
+      }
+      case 'model_requested':
+        lines.push(`${at(sequence)} model    ${fact.stepId} requested ${c.dim(`(${fact.modelId})`)}`);
+        break;
+      case 'model_completed': {
+        const text = fact.output.parts.flatMap((part) => (part.kind === 'text' ? [part.text] : [])).join('');
+        const calls = fact.output.parts.filter((part) => part.kind === 'tool_call').length;
+        const said = text === '' ? '' : ` ${JSON.stringify(oneLine(text, 64))}`;
+        const streamed = observed === 0 ? '' : `, ${plural(observed, 'streamed piece')}`;
+        observed = 0;
+        lines.push(
+          `${at(sequence)} model    ${fact.stepId} completed${said}${calls > 0 ? ` + ${plural(calls, 'tool call')}` : ''} ${c.dim(`(${fact.output.finishReason}, ${fact.output.usage.totalTokens} tokens${streamed})`)}`,
+        );
+        break;
+      }
+      case 'tool_dispatched': {
+        const origin = fact.call.origin;
+        const parent = origin.kind === 'provider' ? undefined : dispatches.get(origin.parentOperationId);
+        const depth = parent === undefined ? 0 : parent.depth + 1;
+        dispatches.set(fact.operationId, { fact, depth });
+        const label =
+          origin.kind === 'code_cell' ? 'code cell' : describeCall(fact.call.name, fact.call.input);
+        const pad = '  '.repeat(depth);
+        const end = settled.get(fact.operationId);
+        const t1 = `${at(sequence)} tool     ${pad}T1 ${label}`;
+        if (end === undefined || end.event.fact.kind !== 'tool_settled') {
+          const closed = reconciled.get(fact.operationId)?.event.fact;
+          if (closed?.kind === 'tool_reconciled' && closed.decision.kind !== 'unknown') {
+            const where = reconciled.get(fact.operationId)!.sequence;
+            lines.push(`${t1} ${c.yellow('⚠ no T2')} ${c.dim(`— closed by reconciliation at #${where}`)}`);
+          } else {
+            lines.push(
+              `${t1} ${c.yellow(c.bold('⚠ UNCERTAIN'))} ${c.yellow('no T2: the effect may or may not have happened')}`,
+            );
+          }
+          break;
+        }
+        const outcome = end.event.fact.outcome;
+        const took = Math.max(0, Date.parse(end.event.timestamp) - Date.parse(event.timestamp));
+        const result =
+          outcome.kind === 'succeeded'
+            ? `${c.green('succeeded')} ${describeResult(fact.call.name, await options.readResult(end.event.id))}`
+            : `${c.red(`failed {${outcome.error.code}}`)} ${outcome.error.message}`;
+        lines.push(`${t1} ${c.dim('→')} T2 #${end.sequence} ${result} ${c.dim(`· ${took} ms`)}`);
+        break;
+      }
+      case 'tool_settled':
+        break;
+      case 'tool_notified': {
+        const depth = (dispatches.get(fact.operationId)?.depth ?? 0) + 1;
+        lines.push(`${at(sequence)} notify   ${'  '.repeat(depth)}${c.dim(fact.message)}`);
+        break;
+      }
+      case 'tool_rejected':
+        lines.push(
+          `${at(sequence)} tool     ${c.yellow('⊘')} ${describeCall(fact.name, fact.input)} ${c.yellow(rejectionSentence(fact.reason))}`,
+        );
+        break;
+      case 'tool_reconciled': {
+        const name = dispatches.get(fact.operationId)?.fact.call.name ?? fact.operationId;
+        const decision = fact.decision;
+        const detail =
+          decision.kind === 'succeeded'
+            ? `${c.green('succeeded')} ${describeResult(name, await options.readResult(event.id))}`
+            : decision.kind === 'failed'
+              ? `${c.red(`failed {${decision.error.code}}`)} ${decision.error.message}`
+              : `${c.yellow('unknown')} ${decision.note}`;
+        lines.push(`${at(sequence)} recover  ${name} reconciled by ${fact.policy}: ${detail}`);
+        break;
+      }
+      case 'invocation_ended': {
+        const outcome = fact.outcome;
+        const text =
+          outcome.kind === 'completed'
+            ? c.green('completed')
+            : outcome.kind === 'failed'
+              ? `${c.red(`failed {${outcome.error.code}}`)} ${outcome.error.message}`
+              : outcome.kind === 'cancelled'
+                ? c.yellow(`cancelled {${outcome.source}}`)
+                : c.yellow(`paused for a handoff to run ${outcome.pause.intent.successorRunId}`);
+        lines.push(`${at(sequence)} ended    ${text}`);
+        break;
+      }
+      default:
+        fact satisfies never;
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,173 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { builtinCatalog } from '../src/builtin-tools/builtin-catalog.ts';
+import { reconcileWrite } from '../src/builtin-tools/file-tools.ts';
+import { Workspace } from '../src/builtin-tools/workspace.ts';
+import { WorkspaceError } from '../src/builtin-tools/workspace-error.ts';
+
+let root: string;
+let workspace: Workspace;
+let outside: string;
+
+beforeEach(async () => {
+  root = mkdtempSync(join(tmpdir(), 'factum-tools-'));
+  mkdirSync(join(root, 'ws'));
+  outside = join(root, 'outside');
+  mkdirSync(outside);
+  writeFileSync(join(outside, 'secret.txt'), 'outside secret');
+  symlinkSync(outside, join(root, 'ws', 'escape-dir'));
+  symlinkSync(join(outside, 'secret.txt'), join(root, 'ws', 'escape-file'));
+  symlinkSync(join(outside, 'not-yet.txt'), join(root, 'ws', 'dangling'));
+  workspace = await Workspace.open(join(root, 'ws'));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function invoke(name: string, input: unknown, options: { allowShell?: boolean; signal?: AbortSignal } = {}) {
+  const catalog = builtinCatalog({ workspace, allowShell: options.allowShell ?? false });
+  const entry = catalog.get(name);
+  if (entry === undefined) throw new Error(`no tool ${name}`);
+  const check = entry.checkInput(input);
+  if (!check.ok) throw new Error(check.message);
+  return entry.registration.handler.executor.invoke(
+    name,
+    input,
+    options.signal ?? new AbortController().signal,
+  );
+}
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  return WorkspaceError.isInstance(error) ? error.code : `not refused: ${String(error)}`;
+}
+
+describe('built-in tools stay inside the workspace', () => {
+  it('refuses ../ escapes, absolute paths outside and symlinks that lead out, for reads and writes', async () => {
+    expect(await refusal(invoke('read_file', { path: '../outside/secret.txt' }))).toBe('outside_workspace');
+    expect(await refusal(invoke('read_file', { path: join(outside, 'secret.txt') }))).toBe(
+      'outside_workspace',
+    );
+    expect(await refusal(invoke('read_file', { path: 'escape-file' }))).toBe('outside_workspace');
+    expect(await refusal(invoke('read_file', { path: 'escape-dir/secret.txt' }))).toBe('outside_workspace');
+    expect(await refusal(invoke('list_files', { path: 'escape-dir' }))).toBe('outside_workspace');
+    expect(await refusal(invoke('search', { query: 'secret', path: '..' }))).toBe('outside_workspace');
+    expect(await refusal(invoke('write_file', { path: 'escape-dir/new.txt', content: 'x' }))).toBe(
+      'outside_workspace',
+    );
+    expect(await refusal(invoke('write_file', { path: 'dangling', content: 'x' }))).toBe('outside_workspace');
+    expect(await refusal(invoke('write_file', { path: '../../x.txt', content: 'x' }))).toBe(
+      'outside_workspace',
+    );
+    expect(existsSync(join(outside, 'new.txt'))).toBe(false);
+    expect(existsSync(join(outside, 'not-yet.txt'))).toBe(false);
+    expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('outside secret');
+  });
+
+  it('the error says what happened and how to fix it', async () => {
+    const error = await invoke('read_file', { path: '../outside/secret.txt' }).catch(
+      (caught: unknown) => caught,
+    );
+    expect((error as Error).message).toMatch(/outside the workspace .*: tools may only use paths inside it/);
+  });
+
+  it('write_file creates directories, read_file reads back, list_files lists without following links, search finds lines', async () => {
+    await expect(
+      invoke('write_file', { path: 'docs/a.md', content: 'one\nFactum here\n' }),
+    ).resolves.toMatchObject({
+      path: join('docs', 'a.md'),
+      bytes: 16,
+    });
+    await expect(invoke('read_file', { path: 'docs/a.md' })).resolves.toMatchObject({
+      content: 'one\nFactum here\n',
+      truncated: false,
+    });
+    await expect(invoke('read_file', { path: 'docs/a.md', maxBytes: 3 })).resolves.toMatchObject({
+      content: 'one',
+      truncated: true,
+    });
+    const listed = (await invoke('list_files', { recursive: true })) as {
+      entries: { path: string; type: string }[];
+    };
+    expect(listed.entries).toContainEqual({ path: 'escape-dir', type: 'symlink' });
+    expect(listed.entries).toContainEqual({ path: join('docs', 'a.md'), type: 'file' });
+    expect(listed.entries.some((entry) => entry.path.includes('secret'))).toBe(false);
+    const found = (await invoke('search', { query: 'factum' })) as { matches: unknown[] };
+    expect(found.matches).toEqual([{ path: join('docs', 'a.md'), line: 2, text: 'Factum here' }]);
+    const many = Array.from({ length: 30 }, (_, i) => `hit ${i}`).join('\n');
+    await invoke('write_file', { path: 'many.txt', content: many });
+    await expect(invoke('search', { query: 'hit', maxResults: 5 })).resolves.toMatchObject({
+      truncated: true,
+    });
+  });
+
+  it('write_file reconciles by digest: succeeded when the content is there, failed when absent, unknown when it differs', async () => {
+    const input = { path: 'plan.md', content: 'the plan' };
+    expect(await reconcileWrite(workspace, input)).toMatchObject({
+      kind: 'failed',
+      error: { code: 'not_applied' },
+    });
+    writeFileSync(join(workspace.root, 'plan.md'), 'the plan');
+    expect(await reconcileWrite(workspace, input)).toMatchObject({
+      kind: 'succeeded',
+      value: { reconciled: true },
+    });
+    writeFileSync(join(workspace.root, 'plan.md'), 'something else');
+    expect(await reconcileWrite(workspace, input)).toMatchObject({ kind: 'unknown' });
+  });
+
+  it('declares semantics and recovery: writes exclusive and reconciled, reads parallel and idempotent', () => {
+    const catalog = builtinCatalog({ workspace, allowShell: true });
+    const shape = (name: string) => {
+      const entry = catalog.get(name)!;
+      return [entry.registration.semantics, entry.recovery.kind];
+    };
+    expect(shape('write_file')).toEqual(['exclusive', 'reconcile']);
+    expect(shape('read_file')).toEqual(['parallel', 'idempotent']);
+    expect(shape('search')).toEqual(['parallel', 'idempotent']);
+    expect(shape('shell')).toEqual(['exclusive', 'never_auto_retry']);
+    expect(catalog.get('read_file')!.checkInput({ path: 7 }).ok).toBe(false);
+  });
+});
+
+describe('the shell tool', () => {
+  it('is not in the catalog without --allow-shell', () => {
+    expect(builtinCatalog({ workspace }).names()).toEqual([
+      'read_file',
+      'write_file',
+      'list_files',
+      'search',
+    ]);
+  });
+
+  it('runs in the workspace without secret environment variables, and stops on the run’s abort', async () => {
+    process.env.FACTUM_API_KEY = 'sk-secret-value';
+    try {
+      const result = await invoke(
+        'shell',
+        { command: 'pwd; echo "key=$FACTUM_API_KEY"' },
+        { allowShell: true },
+      );
+      expect(result).toMatchObject({ exitCode: 0, stdout: `${workspace.root}\nkey=\n` });
+    } finally {
+      delete process.env.FACTUM_API_KEY;
+    }
+    const controller = new AbortController();
+    const started = Date.now();
+    const running = invoke('shell', { command: 'sleep 20' }, { allowShell: true, signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    await expect(running).resolves.toMatchObject({ cancelled: true, signal: 'SIGTERM' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});

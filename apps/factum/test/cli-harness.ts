@@ -1,0 +1,105 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Fact } from '@factum/agent-facts';
+import { EventLog } from '@factum/event-log';
+
+const appRoot = fileURLToPath(new URL('..', import.meta.url));
+const cliEntry = join(appRoot, 'src', 'cli.ts');
+// An absolute loader URL: children run in temporary directories where `tsx` is not resolvable.
+const tsxLoader = pathToFileURL(createRequire(join(appRoot, 'package.json')).resolve('tsx')).href;
+
+/** A temporary directory with a workspace and a data directory inside. */
+export function temporaryDirectory(): {
+  path: string;
+  workspace: string;
+  dataDir: string;
+  [Symbol.dispose](): void;
+} {
+  const path = mkdtempSync(join(tmpdir(), 'factum-cli-'));
+  const workspace = join(path, 'workspace');
+  mkdirSync(workspace);
+  return {
+    path,
+    workspace,
+    dataDir: join(path, '.factum'),
+    [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }),
+  };
+}
+
+/** A running CLI child process and everything it has written so far. */
+export type CliProcess = {
+  readonly child: ChildProcess;
+  readonly output: { stdout: string; stderr: string };
+  readonly exited: Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+  }>;
+};
+
+/** Starts `factum <args>` from the sources, as a real child process, without colour. */
+export function startCli(
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): CliProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...options.env };
+  delete env.FORCE_COLOR;
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@factum/source', '--import', tsxLoader, cliEntry, ...args],
+    {
+      cwd: options.cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString('utf8')));
+  const exited = new Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+  }>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, ...output }));
+  });
+  return { child, output, exited };
+}
+
+/** Runs `factum <args>` to the end. */
+export function runCli(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
+  return startCli(args, options).exited;
+}
+
+/** Every fact in the data directory's log, in order. */
+export async function factsIn(
+  dataDir: string,
+): Promise<{ sequence: number; invocationId: string; fact: Fact }[]> {
+  const log = await EventLog.open(join(dataDir, 'events.sqlite'));
+  try {
+    const events = (await log.prefix({ maxEvents: 100_000, maxBytes: 64 << 20 })).events;
+    return events.map(({ sequence, event }) => ({
+      sequence,
+      invocationId: event.invocation.invocationId,
+      fact: event.fact,
+    }));
+  } finally {
+    await log.close();
+  }
+}
+
+/** Waits until `check` holds, polling; fails after `timeoutMs`. */
+export async function eventually(check: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

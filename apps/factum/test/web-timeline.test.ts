@@ -1,0 +1,186 @@
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
+import { type EventLog, recoverInvocations } from '@factum/event-log';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness, TOKEN } from './server-harness.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+// In CI the browser must be there (.ci/install-chromium.sh installs it): never skip there.
+const skip = !available && !process.env.CI;
+if (skip) console.warn(`web-timeline: skipped, ${CHROMIUM} is missing (apt-get install -y chromium)`);
+
+const SCREENSHOTS = process.env.FACTUM_SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'factum-screens-'));
+
+/** A session whose process died mid-effect, then recovered: one uncertain operation, one interrupted call. */
+async function writeCrashedSession(log: EventLog): Promise<void> {
+  const invocation: Invocation = {
+    sessionId: 's-crashed',
+    turnId: 'turn-c',
+    runId: 'run-c',
+    invocationId: 'invocation-crashed',
+  };
+  const facts: Fact[] = [
+    {
+      kind: 'invocation_opened',
+      configuration: { cwd: '/workspace', toolMode: 'direct' },
+      input: { kind: 'message', content: 'charge the card, then email the receipt', sourceMessages: [] },
+    },
+    {
+      kind: 'model_completed',
+      stepId: 'step-1',
+      output: {
+        parts: [
+          { kind: 'tool_call', call: { id: 'call-a', name: 'charge_card', input: { amount: 42 } } },
+          { kind: 'tool_call', call: { id: 'call-b', name: 'send_email', input: { to: 'a@example.com' } } },
+        ],
+        finishReason: 'tool_calls',
+        usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+      },
+    },
+    {
+      kind: 'tool_dispatched',
+      operationId: 'step-1:call-a',
+      call: {
+        id: 'call-a',
+        name: 'charge_card',
+        input: { amount: 42 },
+        origin: { kind: 'provider', stepId: 'step-1' },
+      },
+    },
+  ];
+  for (const fact of facts) await log.append(EventWrite.plain(RuntimeEvent.create(invocation, fact)));
+  await recoverInvocations(log);
+}
+
+describe.skipIf(skip)('the web timeline in headless Chromium', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function signIn(h: Harness): Promise<Page> {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('pageerror', (error) => {
+      throw error;
+    });
+    await page.goto(`${h.server.url}/`);
+    await page.fill('#token', 'not-the-token');
+    await page.click('#login-form button[type=submit]');
+    await expect.poll(() => page.textContent('#login-error')).toContain('refused');
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'login.png') });
+    await page.fill('#token', TOKEN);
+    await page.click('#login-form button[type=submit]');
+    await page.waitForSelector('#app:not(.hidden)');
+    return page;
+  }
+
+  it('shows a turn’s facts live: T1 joined to its T2, the rejection highlighted, the model text streamed', async () => {
+    await using h = await startHarness();
+    h.effect.hold();
+    h.provider.script(
+      {
+        toolCalls: [
+          { id: 'call-1', name: 'echo', arguments: { value: 42 } },
+          { id: 'call-2', name: 'missing_tool', arguments: { path: 'x' } },
+        ],
+        finishReason: 'tool_calls',
+        hold: true,
+      },
+      {
+        text: ['The echo ', 'returned 42; ', 'missing_tool does not exist.'],
+        finishReason: 'stop',
+        hold: true,
+      },
+    );
+    const started = await h.api('/api/sessions/s-web/turns', {
+      method: 'POST',
+      json: { message: 'echo 42, then call missing_tool' },
+    });
+    expect(started.status).toBe(202);
+    await h.provider.requestArrived(0);
+
+    const page = await signIn(h);
+    await page.click('[data-session="s-web"]');
+    await page.waitForSelector('[data-kind="model_requested"]');
+    expect(await page.locator('[data-kind="tool_dispatched"]').count(), 'nothing dispatched yet').toBe(0);
+
+    h.provider.release(0);
+    const card = page.locator('[data-kind="tool_dispatched"] .op');
+    await card.waitFor();
+    expect(await card.getAttribute('data-state'), 'T1 durable, effect running').toBe('in-flight');
+    const rejected = page.locator('.row.rejected');
+    h.effect.release();
+    await page.waitForSelector('[data-kind="tool_dispatched"] .op[data-state="settled"]');
+    const settled = await card.textContent();
+    expect(settled).toContain('T1');
+    expect(settled).toContain('echo');
+    expect(settled, 'the settlement sits on the dispatch’s card').toMatch(/T2\s*succeeded/);
+    await rejected.waitFor();
+    expect(await rejected.textContent()).toContain('did not run: no tool of this name is available');
+    expect(
+      await rejected.evaluate((node) => {
+        // The test's TypeScript has no DOM library: name the one browser call it needs.
+        const view = node.ownerDocument.defaultView as unknown as {
+          getComputedStyle(element: unknown): { backgroundColor: string };
+        };
+        return view.getComputedStyle(node).backgroundColor;
+      }),
+      'highlighted',
+    ).toBe('rgb(253, 240, 239)');
+
+    await h.provider.requestArrived(1);
+    h.provider.release(1);
+    await page.waitForSelector('.row.ended.completed');
+    expect(await page.locator('.row.stream .text').textContent()).toBe(
+      'The echo returned 42; missing_tool does not exist.',
+    );
+    const sequences = await page
+      .locator('[data-sequence]')
+      .evaluateAll((nodes) => nodes.map((node) => Number(node.getAttribute('data-sequence'))));
+    expect(sequences, 'rows in sequence order').toEqual([...sequences].sort((a, b) => a - b));
+    const logged = (await h.events()).filter((stored) => stored.event.fact.kind !== 'model_observed');
+    for (const stored of logged)
+      expect(sequences, `fact #${stored.sequence} is shown`).toContain(stored.sequence);
+    await page.screenshot({ path: join(SCREENSHOTS, 'timeline-live.png'), fullPage: true });
+    console.info(`web-timeline: screenshots in ${SCREENSHOTS}`);
+  });
+
+  it('highlights an operation left uncertain by a crash, and the call recovery rejected', async () => {
+    await using h = await startHarness();
+    await writeCrashedSession(h.runtime.log);
+    const page = await signIn(h);
+    await page.click('[data-session="s-crashed"]');
+    const uncertain = page.locator('.op.uncertain');
+    await uncertain.waitFor();
+    expect(await uncertain.textContent()).toContain('never settled');
+    expect(await uncertain.textContent()).toContain('charge_card');
+    expect(await page.locator('.row.rejected').textContent()).toContain(
+      'the process stopped before this call was dispatched',
+    );
+    await page.waitForSelector('.row.ended.failed');
+    expect(await page.locator('[data-session="s-crashed"]').textContent()).toMatch(
+      /1 unsettled[\s\S]*1 rejected/,
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, 'timeline-uncertain.png'), fullPage: true });
+  });
+});
