@@ -10,6 +10,7 @@ import { medianMs, percentile, rate, report } from '../../../tooling/bench/harne
 import { EventLog } from '../src/index.ts';
 import { at, fill, observed, opened, write } from './fixtures.ts';
 import { idleProbe, startLoopProbe } from './loop-probe.ts';
+import { postgresAgainstSqlite } from './postgres.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'factum-bench-'));
 const file = (name: string) => join(root, `${name}.sqlite`);
@@ -194,6 +195,7 @@ try {
   await groupCommit();
   await eventLoopDelay();
   await scaling();
+  await postgresAgainstSqlite();
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
