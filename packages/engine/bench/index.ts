@@ -30,12 +30,10 @@ const catalog = new ToolCatalog([
   },
 ]);
 let sessions = 0;
-const at = (_n: number, kind: string): Invocation => ({
-  sessionId: `${kind}-${(sessions += 1)}`,
-  turnId: 't',
-  runId: 'r',
-  invocationId: 'i',
-});
+const at = (_n: number, kind: string): Invocation => {
+  sessions += 1;
+  return { sessionId: `${kind}-${sessions}`, turnId: 't', runId: 'r', invocationId: 'i' };
+};
 
 async function throughEngine(log: EventLog): Promise<number> {
   const engine = new Engine({ log, models, code });

@@ -78,8 +78,8 @@ export async function projectMessages(
   const byInvocation = new Map<string, SessionEvent[]>();
   for (const stored of events) {
     const id = stored.event.invocation.invocationId;
-    let list = byInvocation.get(id);
-    if (list === undefined) byInvocation.set(id, (list = []));
+    const list = byInvocation.get(id) ?? [];
+    if (list.length === 0) byInvocation.set(id, list);
     list.push(stored);
   }
   const messages: ModelMessage[] = [];
@@ -111,8 +111,8 @@ type Recorded = { dispatched: boolean; closing?: { fact: Closing; eventId: strin
 function outcomesOf(events: readonly SessionEvent[]): Map<string, Recorded> {
   const outcomes = new Map<string, Recorded>();
   const entry = (operationId: string) => {
-    let found = outcomes.get(operationId);
-    if (found === undefined) outcomes.set(operationId, (found = { dispatched: false }));
+    const found = outcomes.get(operationId) ?? { dispatched: false };
+    outcomes.set(operationId, found);
     return found;
   };
   for (const { event } of events) {

@@ -31,7 +31,10 @@ async function openLog(name: string): Promise<EventLog> {
 }
 
 let counter = 0;
-const nextId = () => `c${(counter += 1)}`;
+const nextId = () => {
+  counter += 1;
+  return `c${counter}`;
+};
 
 async function noopVsRawAppends(): Promise<void> {
   const log = await openLog('noop');

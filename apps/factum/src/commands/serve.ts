@@ -58,6 +58,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   // would end invocations that are still running elsewhere (`factum recover` does it on purpose).
   const runtime = await FactumRuntime.open({
     target,
+    claim: options.postgres === undefined,
     ...(options.postgres === undefined ? {} : { engine: { recoverOnStart: false } }),
   });
   const server = await startServer({
