@@ -1,10 +1,3 @@
-import { defineConfig } from 'tsup';
+import { factumTsup } from '../../tooling/tsup.base.ts';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm'],
-  dts: { compilerOptions: { customConditions: [] } },
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+export default factumTsup(['src/index.ts']);
