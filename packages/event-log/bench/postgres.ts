@@ -17,7 +17,9 @@ async function concurrent(target: LogTarget, maxBatch: number, rounds: number): 
   const log = await EventLog.open(target, { maxBatch });
   const writers = 64;
   const prefix = `m${maxBatch}`;
-  await Promise.all(Array.from({ length: writers }, (_, w) => log.append(write(at(`${prefix}-${w}`), opened))));
+  await Promise.all(
+    Array.from({ length: writers }, (_, w) => log.append(write(at(`${prefix}-${w}`), opened))),
+  );
   const started = performance.now();
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
