@@ -17,6 +17,8 @@ export function factumVitest(options: { testTimeout?: number } = {}) {
       testTimeout: options.testTimeout ?? 20_000,
       hookTimeout: 20_000,
       pool: 'forks',
+      // The JSON report feeds the one-line summary the root test command prints.
+      reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     },
   });
 }
