@@ -63,7 +63,11 @@ export class Engine {
 
   /** Ends invocations a dead process left unfinished (once per engine); returns how many. */
   recover(): Promise<number> {
-    this.#recovered ??= recoverInvocations(this.#log);
+    this.#recovered ??= recoverInvocations(this.#log).catch((error: unknown) => {
+      // A failed recovery is tried again at the next admission, not remembered forever.
+      this.#recovered = undefined;
+      throw error;
+    });
     return this.#recovered;
   }
 
