@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { InvocationConfigurationSchema } from './configuration-schema.js';
 import { HandoffPauseSchema } from './handoff-schema.js';
 import { LogScopeSchema, RunBoundarySchema } from './invocation-schema.js';
+import { JsonValueSchema } from './json-value.js';
 import { ModelObservationSchema, ModelPurposeSchema, ModelStepSchema } from './model-step-schema.js';
 import {
   FactErrorSchema,
@@ -84,7 +85,7 @@ export const FactSchema = z.discriminatedUnion('kind', [
     operationId,
     call: ToolCallIdentitySchema,
     name: z.string(),
-    input: z.json(),
+    input: JsonValueSchema,
     reason: ToolRejectionSchema,
   }),
   z.strictObject({

@@ -41,6 +41,8 @@ export {
 } from './handoff-schema.js';
 export type { Invocation, LogScope, RunBoundary } from './invocation-schema.js';
 export { InvocationSchema, LogScopeSchema, RunBoundarySchema } from './invocation-schema.js';
+export type { JsonValue } from './json-value.js';
+export { isJsonValue, JsonValueSchema } from './json-value.js';
 export type {
   ModelFinishReason,
   ModelObservation,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JsonValueSchema } from './json-value.js';
 
 /**
  * One tool call the model asked for. `input` is the parsed JSON arguments; when the
@@ -8,7 +9,7 @@ import { z } from 'zod';
 export const ModelToolCallSchema = z.strictObject({
   id: z.string().min(1),
   name: z.string().min(1),
-  input: z.json(),
+  input: JsonValueSchema,
   invalidArguments: z.string().optional(),
   providerExecuted: z.boolean().optional(),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JsonValueSchema } from './json-value.js';
 
 const operationId = z.string().min(1).max(512);
 
@@ -18,7 +19,7 @@ export type ToolOrigin = z.infer<typeof ToolOriginSchema>;
 export const ToolCallSchema = z.strictObject({
   id: z.string().min(1),
   name: z.string().min(1),
-  input: z.json(),
+  input: JsonValueSchema,
   origin: ToolOriginSchema,
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;

@@ -1,5 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { z } from 'zod';
+
+// The fake is a boundary too: a prompt without the client-chosen id is a bad request.
+const PromptBodySchema = z.object({ messageID: z.string().min(1) });
 
 /** Counters of a `FakeOpenCodeServer`, as seen at one instant. */
 export type FakeOpenCodeStats = {
@@ -225,9 +229,9 @@ export class FakeOpenCodeServer implements AsyncDisposable {
       json(response, { name: 'UnknownError', data: { message: 'failed' } }, this.failMessageStatus);
       return;
     }
-    let parsed: { messageID: string };
+    let parsed: z.infer<typeof PromptBodySchema>;
     try {
-      parsed = JSON.parse(body) as { messageID: string };
+      parsed = PromptBodySchema.parse(JSON.parse(body));
     } catch {
       json(response, { name: 'BadRequest' }, 400);
       return;

@@ -1,5 +1,8 @@
+import type { z } from 'zod';
 import { ConversationError } from './conversation-error.js';
-import type { PromptOutcome } from './prompt-outcome.js';
+import { firstIssue } from './first-issue.js';
+import { PromptAnswerSchema } from './opencode-answer-schema.js';
+import { type PromptOutcome, PromptOutcomeSchema } from './prompt-outcome.js';
 
 /**
  * The terminal outcome in a `POST /session/:id/message` answer
@@ -8,27 +11,33 @@ import type { PromptOutcome } from './prompt-outcome.js';
  * parts joined. A body of another shape is a protocol error.
  */
 export function mapPromptResponse(body: unknown): PromptOutcome {
-  const info = (body as { info?: unknown } | null)?.info as Record<string, unknown> | undefined;
-  const parts = (body as { parts?: unknown } | null)?.parts;
-  if (typeof info !== 'object' || info === null || typeof info.id !== 'string' || !Array.isArray(parts)) {
-    throw new ConversationError('the prompt answer has no assistant message (`info`) and `parts`', {
+  const parsed = PromptAnswerSchema.safeParse(body);
+  if (!parsed.success) {
+    const { path, message } = firstIssue(parsed.error);
+    throw new ConversationError(
+      `the prompt answer is not an assistant message (\`info\`) with \`parts\`: at ${path}: ${message}`,
+      { kind: 'protocol', context: { operation: 'prompt', phase: 'response' }, cause: parsed.error },
+    );
+  }
+  // The outcome is parsed by the schema it will be stored under, so an answer the store
+  // could not read back (an empty id, say) is refused here rather than recorded.
+  const outcome = PromptOutcomeSchema.safeParse(outcomeOf(parsed.data));
+  if (!outcome.success) {
+    const { path, message } = firstIssue(outcome.error);
+    throw new ConversationError(`the prompt answer's outcome is malformed: at ${path}: ${message}`, {
       kind: 'protocol',
       context: { operation: 'prompt', phase: 'response' },
+      cause: outcome.error,
     });
   }
-  const error = info.error as { name?: unknown; data?: { message?: unknown } } | undefined;
-  if (error !== undefined && error !== null) {
-    const name = typeof error.name === 'string' ? error.name : 'UnknownError';
+  return outcome.data;
+}
+
+function outcomeOf({ info, parts }: z.infer<typeof PromptAnswerSchema>): unknown {
+  if (info.error) {
+    const { name, data } = info.error;
     if (name === 'MessageAbortedError') return { outcome: 'cancelled', assistantMessageId: info.id };
-    const message = typeof error.data?.message === 'string' ? error.data.message : '';
-    return { outcome: 'failed', assistantMessageId: info.id, errorName: name, errorMessage: message };
+    return { outcome: 'failed', assistantMessageId: info.id, errorName: name, errorMessage: data.message };
   }
-  const text = parts
-    .filter(
-      (part): part is { type: 'text'; text: string } =>
-        part?.type === 'text' && typeof part.text === 'string',
-    )
-    .map((part) => part.text)
-    .join('');
-  return { outcome: 'success', assistantMessageId: info.id, text };
+  return { outcome: 'success', assistantMessageId: info.id, text: parts.join('') };
 }

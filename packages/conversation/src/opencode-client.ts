@@ -1,11 +1,16 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request } from 'undici';
+import type { z } from 'zod';
 import { ConversationError, type ErrorOperation, type ErrorPhase } from './conversation-error.js';
+import { firstIssue } from './first-issue.js';
+import {
+  type NativeStatus,
+  NativeStatusEntrySchema,
+  SessionAnswerSchema,
+  SessionStatusMapSchema,
+} from './opencode-answer-schema.js';
 
 type CallOptions = { readonly signal: AbortSignal; readonly operation: ErrorOperation };
-
-/** Status of a session as the server reports it. */
-export type NativeStatus = 'idle' | 'busy' | 'retry';
 
 /** The parts of a prompt request sent to the server. */
 export type NativeMessage = {
@@ -34,24 +39,34 @@ export class OpenCodeClient {
   /** POST /session; resolves to the new session's id. */
   async createSession(options: CallOptions): Promise<string> {
     const body = await this.#json('POST', '/session', { title: 'factum' }, options, 'session');
-    const id = (body as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string' || id.length === 0) {
-      throw protocolError('POST /session answered without a session id', options.operation, 'session');
+    const session = SessionAnswerSchema.safeParse(body);
+    if (!session.success) {
+      throw invalidAnswer('POST /session answered without a session id', session.error, options, 'session');
     }
-    return id;
+    return session.data.id;
   }
 
   /** GET /session/status; a session missing from the map is idle. */
   async status(sessionId: string, options: CallOptions): Promise<NativeStatus> {
     const body = await this.#json('GET', '/session/status', undefined, options, 'cancellation');
-    if (typeof body !== 'object' || body === null) {
-      throw protocolError('GET /session/status answered a non-object', options.operation, 'cancellation');
+    const map = SessionStatusMapSchema.safeParse(body);
+    if (!map.success) {
+      throw invalidAnswer('GET /session/status answered a non-object', map.error, options, 'cancellation');
     }
-    const entry = (body as Record<string, unknown>)[sessionId];
+    const entry = map.data[sessionId];
     if (entry === undefined) return 'idle';
-    const type = (entry as { type?: unknown } | null)?.type;
-    if (type === 'idle' || type === 'busy' || type === 'retry') return type;
-    throw protocolError(`unknown session status ${JSON.stringify(type)}`, options.operation, 'cancellation');
+    const status = NativeStatusEntrySchema.safeParse(entry);
+    if (!status.success) {
+      // The entry was parsed on its own; its issues are placed back under its key.
+      const { path, message } = firstIssue(status.error, [sessionId]);
+      throw protocolError(
+        `GET /session/status answered an unknown session status: at ${path}: ${message}`,
+        options.operation,
+        'cancellation',
+        status.error,
+      );
+    }
+    return status.data.type;
   }
 
   /** POST /session/:id/abort. */
@@ -178,6 +193,12 @@ export class OpenCodeClient {
 
 function protocolError(message: string, operation: ErrorOperation, phase: ErrorPhase, cause?: unknown) {
   return new ConversationError(message, { kind: 'protocol', context: { operation, phase }, cause });
+}
+
+/** A protocol error naming the first field of the answer that does not parse. */
+function invalidAnswer(what: string, error: z.ZodError, options: CallOptions, phase: ErrorPhase) {
+  const { path, message } = firstIssue(error);
+  return protocolError(`${what}: at ${path}: ${message}`, options.operation, phase, error);
 }
 
 /** An abort of our own signal is rethrown as its reason; anything else is the server's failure. */

@@ -53,8 +53,8 @@ export class TrackedTransaction {
     try {
       return parsePromptRecord(value);
     } catch (error) {
-      const path = error instanceof PromptRecordShapeError ? error.path : '$';
-      throw new ConversationError(`stored prompt record ${key} does not parse at ${path}`, {
+      const where = error instanceof PromptRecordShapeError ? `${error.path}: ${error.reason}` : '$';
+      throw new ConversationError(`stored prompt record ${key} does not parse at ${where}`, {
         kind: 'integration',
         context: { operation: this.#operation, phase: 'state_read' },
         cause: error,

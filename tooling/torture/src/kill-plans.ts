@@ -13,16 +13,25 @@ export function chooseKillPlan(random: Random): KillPlan {
   const roll = random.next();
   if (roll < 0.35) {
     return {
-      point: { kind: 'hook', name: random.pick(hooks), count: random.int(1, 40) },
-      backstopMs: 1_500,
+      point: { kind: 'hook', name: random.pick(hooks), count: random.int(1, 12) },
+      backstopMs: 700,
     };
   }
   if (roll < 0.7) {
     const name = random.pick(failpoints);
-    const count = name === 'stream' ? random.int(1, 12) : random.int(1, 4);
-    return { point: { kind: 'failpoint', name, count }, backstopMs: 1_500 };
+    // A handoff's count picks the hook of its sealing commit; cells and handoffs are rarer
+    // than effects, so their counts stay low enough to be reached.
+    const count =
+      name === 'stream'
+        ? random.int(1, 12)
+        : name === 'effect_start' || name === 'effect_done'
+          ? random.int(1, 4)
+          : name === 'handoff'
+            ? random.int(1, 3)
+            : random.int(1, 2);
+    return { point: { kind: 'failpoint', name, count }, backstopMs: 700 };
   }
-  return { point: { kind: 'time' }, backstopMs: random.int(5, 400) };
+  return { point: { kind: 'time' }, backstopMs: random.int(5, 250) };
 }
 
 /** A short label of a plan, for the per-point tally. */

@@ -13,10 +13,12 @@ export type TortureOptions = {
   readonly seed?: number;
   /** Sessions each child drives at once, so group commits hold several writes (default 2). */
   readonly sessions?: number;
-  /** Kills per log file before a fresh one is started (default 20). */
+  /** Kills per log file before a fresh one is started (default 10). */
   readonly rotateEvery?: number;
   /** Keep the logs and ledgers (default: removed after a run with no violation). */
   readonly keep?: boolean;
+  /** Called after each kill has been checked, with the kills and violations so far. */
+  readonly onProgress?: (progress: { kills: number; violations: number; seconds: number }) => void;
 };
 
 /** What a torture run found; `violations` lists every broken promise. */
@@ -28,8 +30,10 @@ export type TortureSummary = {
   readonly seed: number;
   readonly workers: number;
   readonly byPoint: Readonly<Record<string, number>>;
+  readonly diedAt: Readonly<Record<string, number>>;
   readonly childErrors: Readonly<Record<string, number>>;
   readonly reconciled: number;
+  readonly portRetries: number;
   readonly directory: string;
 };
 
@@ -49,8 +53,10 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     invariantsChecked: 0,
     violations: [],
     byPoint: {},
+    diedAt: {},
     childErrors: {},
     reconciled: 0,
+    portRetries: 0,
   };
   let remaining = options.kills;
   const budget = { take: () => remaining-- > 0 };
@@ -62,7 +68,13 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
         budget,
         tally,
         sessions: options.sessions ?? 2,
-        rotateEvery: options.rotateEvery ?? 20,
+        rotateEvery: options.rotateEvery ?? 10,
+        onKill: () =>
+          options.onProgress?.({
+            kills: tally.kills,
+            violations: tally.violations.length,
+            seconds: (performance.now() - started) / 1000,
+          }),
       }),
     ),
   );

@@ -17,8 +17,11 @@ export type TortureTally = {
   invariantsChecked: number;
   violations: Violation[];
   byPoint: Record<string, number>;
+  /** Where children really died (a planned point, or the backstop timer). */
+  diedAt: Record<string, number>;
   childErrors: Record<string, number>;
   reconciled: number;
+  portRetries: number;
 };
 
 /** The next kill to make, shared by every worker; false when there are no more. */
@@ -41,6 +44,7 @@ export async function runWorker(options: {
   readonly tally: TortureTally;
   readonly sessions: number;
   readonly rotateEvery: number;
+  readonly onKill?: () => void;
 }): Promise<void> {
   const { directory, random, budget, tally } = options;
   mkdirSync(directory, { recursive: true });
@@ -48,7 +52,9 @@ export async function runWorker(options: {
   let files = await freshLog(directory, 0, options.sessions);
   let warm = new TortureChildProcess();
   try {
-    while (budget.take()) {
+    let retry = false;
+    while (retry || budget.take()) {
+      retry = false;
       const child = warm;
       warm = new TortureChildProcess();
       generation += 1;
@@ -62,7 +68,10 @@ export async function runWorker(options: {
       };
       const exit = await child.run(config);
       if (exit.code === PORT_BUSY) {
+        // Another process took a session's port: nothing was written; start a new log.
+        tally.portRetries += 1;
         files = await freshLog(directory, generation, options.sessions);
+        retry = true;
         continue;
       }
       tally.kills += 1;
@@ -75,6 +84,7 @@ export async function runWorker(options: {
       }
       countChildErrors(tally, exit.stderr);
       files.since = await checkAndRecover(files, tally);
+      options.onKill?.();
       if (generation % options.rotateEvery === 0)
         files = await freshLog(directory, generation, options.sessions);
     }
@@ -108,7 +118,11 @@ function countChildErrors(tally: TortureTally, stderr: string): void {
     if (line.trim() === '') continue;
     let key = 'unparsed stderr';
     try {
-      const parsed = JSON.parse(line) as { code?: unknown; message?: unknown };
+      const parsed = JSON.parse(line) as { code?: unknown; message?: unknown; died?: unknown };
+      if (typeof parsed.died === 'string') {
+        tally.diedAt[parsed.died] = (tally.diedAt[parsed.died] ?? 0) + 1;
+        continue;
+      }
       key = `${String(parsed.code)}: ${String(parsed.message).slice(0, 160)}`;
     } catch {
       key = line.slice(0, 160);

@@ -10,7 +10,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     seed: { type: 'string' },
     sessions: { type: 'string', default: '2' },
-    'rotate-every': { type: 'string', default: '20' },
+    'rotate-every': { type: 'string', default: '10' },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -21,6 +21,10 @@ const summary = await runTorture({
   sessions: Number(values.sessions),
   rotateEvery: Number(values['rotate-every']),
   keep: values.keep,
+  onProgress: ({ kills, violations, seconds }) => {
+    if (kills % 100 === 0)
+      process.stderr.write(`${kills} kills, ${violations} violations, ${seconds.toFixed(0)} s\n`);
+  },
   ...(values.seed === undefined ? {} : { seed: Number(values.seed) }),
 });
 for (const violation of summary.violations)
@@ -35,7 +39,8 @@ process.stdout.write(
     seed: summary.seed,
     workers: summary.workers,
     reconciled: summary.reconciled,
-    by_point: summary.byPoint,
+    planned: summary.byPoint,
+    died_at: summary.diedAt,
     child_errors: summary.childErrors,
   })}\n`,
 );

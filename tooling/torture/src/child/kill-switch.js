@@ -1,3 +1,5 @@
+import { writeSync } from 'node:fs';
+
 // Where a child dies. The driver picks one point per child: the n-th time a commit hook
 // or a failpoint is reached, or a moment in time; a backstop timer makes sure every
 // child dies by SIGKILL even when its chosen point is never reached.
@@ -6,8 +8,8 @@
 /**
  * effect_start: T1 is durable, the effect has not happened. effect_done: the effect is
  * in the ledger, T2 not written. stream: a model observation arrived. cell: a tool call
- * from inside a Code mode cell. handoff: the next commit hook after a handoff commit
- * was asked for.
+ * from inside a Code mode cell. handoff: the n-th commit hook (n = 1..3) after the first
+ * handoff commit was asked for — inside the commit that seals it.
  * @typedef {'effect_start' | 'effect_done' | 'stream' | 'cell' | 'handoff'} FailpointName
  */
 /**
@@ -17,8 +19,13 @@
  * @typedef {{ readonly point: KillPoint, readonly backstopMs: number }} KillPlan
  */
 
-/** Kills this process at once; nothing after it runs. */
-export function die() {
+/**
+ * Kills this process at once; nothing after it runs. Says where first (synchronously,
+ * on stderr), so the driver can tell a planned point from the backstop.
+ * @param {string} where
+ */
+export function die(where) {
+  writeSync(2, `${JSON.stringify({ died: where })}\n`);
   process.kill(process.pid, 'SIGKILL');
   // The signal is delivered before kill() returns on Linux; spin in case it is not.
   for (;;) {}
@@ -29,7 +36,8 @@ export class KillSwitch {
   #plan;
   /** @type {Map<string, number>} */
   #counts = new Map();
-  #handoffArmed = false;
+  /** Commit hooks still to pass before dying inside a handoff's commit, once armed. */
+  #handoffHooks = 0;
 
   /** @param {KillPlan} plan */
   constructor(plan) {
@@ -38,42 +46,40 @@ export class KillSwitch {
 
   /** Starts the backstop timer (the only kill of a `time` plan). */
   arm() {
-    setTimeout(die, this.#plan.backstopMs);
+    const where = this.#plan.point.kind === 'time' ? 'time' : 'backstop';
+    setTimeout(() => die(where), this.#plan.backstopMs);
   }
 
   /** @param {HookName} name */
   hook(name) {
-    if (this.#handoffArmed) die();
-    this.#hit('hook', name);
+    if (this.#handoffHooks > 0) {
+      this.#handoffHooks -= 1;
+      if (this.#handoffHooks === 0) die(`failpoint:handoff:${name}`);
+      return;
+    }
+    if (this.#reached('hook', name)) die(`hook:${name}`);
   }
 
   /** @param {FailpointName} name */
   failpoint(name) {
-    if (name === 'handoff' && this.#matches('failpoint', name)) {
-      // Dies inside the commit that seals the handoff (whichever hook comes next).
-      this.#handoffArmed = true;
+    const point = this.#plan.point;
+    if (name === 'handoff') {
+      // The first handoff arms it: the plan's count says which hook of the commit that
+      // seals the handoff (1 batchStarted, 2 beforeCommit, 3 afterCommit) is the last.
+      if (point.kind === 'failpoint' && point.name === 'handoff' && this.#handoffHooks === 0) {
+        this.#handoffHooks = point.count;
+      }
       return;
     }
-    this.#hit('failpoint', name);
+    if (this.#reached('failpoint', name)) die(`failpoint:${name}`);
   }
 
   /**
+   * Counts one more arrival at a point; true when it is the plan's.
    * @param {'hook' | 'failpoint'} kind
    * @param {string} name
    */
-  #hit(kind, name) {
-    const id = `${kind}:${name}`;
-    const count = (this.#counts.get(id) ?? 0) + 1;
-    this.#counts.set(id, count);
-    const point = this.#plan.point;
-    if (point.kind === kind && point.name === name && point.count === count) die();
-  }
-
-  /**
-   * @param {'hook' | 'failpoint'} kind
-   * @param {string} name
-   */
-  #matches(kind, name) {
+  #reached(kind, name) {
     const id = `${kind}:${name}`;
     const count = (this.#counts.get(id) ?? 0) + 1;
     this.#counts.set(id, count);

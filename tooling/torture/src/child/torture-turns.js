@@ -71,7 +71,7 @@ export function turnReplies(random, kind, keyBase) {
         "  notify('charged ' + n);",
         '}',
         'try { await tools.charge({ wrong: true }); } catch (error) { n += 100; }',
-        `let spin = 0; for (let i = 0; i < ${random.int(0, 200_000)}; i++) spin += i;`,
+        `let spin = 0; for (let i = 0; i < ${random.int(0, 20_000)}; i++) spin += i;`,
         "text('done ' + n);",
       ].join('\n');
       return [

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+
+/** The answer to `POST /session`: the new session, of which only the id matters. */
+export const SessionAnswerSchema = z.object({ id: z.string().min(1) });
+
+/**
+ * The answer to `GET /session/status`: a map from session id to status. Entries are
+ * parsed one at a time (`NativeStatusEntrySchema`) so that another session's odd
+ * entry cannot fail this one's status.
+ */
+export const SessionStatusMapSchema = z.record(z.string(), z.unknown());
+
+/** Status of a session as the server reports it. */
+export const NativeStatusSchema = z.enum(['idle', 'busy', 'retry']);
+/** Status of a session as the server reports it. */
+export type NativeStatus = z.infer<typeof NativeStatusSchema>;
+
+/** One entry of the status map; a session missing from the map is idle. */
+export const NativeStatusEntrySchema = z.object({ type: NativeStatusSchema });
+
+// Any error value counts as an error: its name and text are reported when they are
+// strings, and replaced rather than rejected when not, so the outcome is never lost.
+const AssistantErrorSchema = z
+  .object({
+    name: z.string().catch('UnknownError'),
+    data: z.object({ message: z.string().catch('') }).catch({ message: '' }),
+  })
+  .catch({ name: 'UnknownError', data: { message: '' } });
+
+// Only text parts carry the answer; tool, reasoning and file parts add nothing to it
+// (an empty string) instead of failing an answer the server has otherwise completed.
+const AnswerTextSchema = z
+  .object({ type: z.literal('text'), text: z.string() })
+  .transform((part) => part.text)
+  .catch('');
+
+/**
+ * The answer to `POST /session/:id/message`: `{ info: AssistantMessage, parts: Part[] }`,
+ * with the assistant's error (absent or `null` when it has none) and the text of each
+ * text part.
+ */
+export const PromptAnswerSchema = z.object({
+  info: z.object({ id: z.string(), error: AssistantErrorSchema.nullish() }),
+  parts: z.array(AnswerTextSchema),
+});

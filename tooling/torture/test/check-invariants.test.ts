@@ -1,0 +1,135 @@
+import type { Fact, Invocation } from '@factum/agent-facts';
+import type { InvocationRecovery, StoredEvent } from '@factum/event-log';
+import { describe, expect, it } from 'vitest';
+import { checkInvariants } from '../src/check-invariants.ts';
+import type { LedgerEntry } from '../src/child/ledger.js';
+import type { LogSnapshot } from '../src/log-snapshot.ts';
+
+// The checks must be able to fail: each broken promise, written by hand into a log
+// snapshot and a ledger, is reported under its rule.
+
+const at: Invocation = { sessionId: 's', turnId: 't', runId: 'r', invocationId: 'i' };
+const digest = `sha256:${'0'.repeat(64)}`;
+const opened: Fact = {
+  kind: 'invocation_opened',
+  input: { kind: 'message', content: 'go', sourceMessages: [] },
+};
+const ended: Fact = { kind: 'invocation_ended', outcome: { kind: 'completed' } };
+const dispatched = (op: string, key: string): Fact => ({
+  kind: 'tool_dispatched',
+  operationId: op,
+  call: { id: op, name: 'charge', input: { key }, origin: { kind: 'provider', stepId: 'x' } },
+});
+const settled = (op: string): Fact => ({
+  kind: 'tool_settled',
+  operationId: op,
+  outcome: { kind: 'succeeded', result: { digest, bytes: 2 } },
+});
+const reconciled = (op: string, kind: 'succeeded' | 'failed'): Fact => ({
+  kind: 'tool_reconciled',
+  operationId: op,
+  policy: 'reconcile',
+  decision:
+    kind === 'succeeded'
+      ? { kind, result: { digest, bytes: 2 } }
+      : { kind, error: { code: 'not_applied', message: 'no' } },
+});
+
+function snapshot(
+  facts: Fact[],
+  options: { unfinished?: Invocation[]; uncertain?: string[]; chainOk?: boolean } = {},
+): LogSnapshot {
+  const events: StoredEvent[] = facts.map((fact, i) => ({
+    sequence: i + 1,
+    event: { id: `e${i}`, invocation: at, timestamp: new Date(0).toISOString(), fact },
+  }));
+  const recovery: InvocationRecovery = {
+    uncertainOperations: options.uncertain ?? [],
+    undispatchedCalls: [],
+    ended: facts.some((fact) => fact.kind === 'invocation_ended'),
+  };
+  return {
+    chain:
+      options.chainOk === false
+        ? { ok: false, events: events.length, brokenAt: 1, reason: 'the global chain digest does not match' }
+        : { ok: true, events: events.length },
+    events,
+    unfinished: options.unfinished ?? [],
+    recoveries: new Map([['i', recovery]]),
+  };
+}
+
+const ledger = (...keys: string[]) => ({
+  entries: keys.map((key): LedgerEntry => ({ key, tool: 'charge', pid: 1 })),
+  torn: [],
+});
+const rules = (result: ReturnType<typeof checkInvariants>) => result.violations.map((v) => v.rule).sort();
+
+describe('the torture checks', () => {
+  it('a clean history passes', () => {
+    const result = checkInvariants(
+      snapshot([opened, dispatched('o1', 'k1'), settled('o1'), ended]),
+      ledger('k1'),
+      'after_recovery',
+    );
+    expect(result.violations).toEqual([]);
+    expect(result.checked).toBeGreaterThan(5);
+  });
+
+  it('an effect that ran twice breaks at_most_once', () => {
+    const facts = [opened, dispatched('o1', 'k1'), settled('o1'), ended];
+    expect(rules(checkInvariants(snapshot(facts), ledger('k1', 'k1'), 'after_kill'))).toEqual([
+      'at_most_once',
+    ]);
+  });
+
+  it('an effect with no dispatch breaks t1_before_effect', () => {
+    expect(rules(checkInvariants(snapshot([opened, ended]), ledger('k9'), 'after_kill'))).toEqual([
+      't1_before_effect',
+    ]);
+  });
+
+  it('a success with no effect breaks no_fabricated_success', () => {
+    const facts = [opened, dispatched('o1', 'k1'), settled('o1'), ended];
+    expect(rules(checkInvariants(snapshot(facts), ledger(), 'after_kill'))).toEqual([
+      'no_fabricated_success',
+    ]);
+  });
+
+  it('a reconciliation that contradicts the ledger breaks no_fabricated_success', () => {
+    const facts = [opened, dispatched('o1', 'k1'), ended, reconciled('o1', 'failed')];
+    expect(rules(checkInvariants(snapshot(facts), ledger('k1'), 'after_kill'))).toEqual([
+      'no_fabricated_success',
+    ]);
+  });
+
+  it('an effect neither settled nor listed uncertain breaks never_forgotten', () => {
+    const facts = [opened, dispatched('o1', 'k1'), ended];
+    expect(rules(checkInvariants(snapshot(facts), ledger('k1'), 'after_kill'))).toEqual([
+      'never_forgotten',
+      'never_forgotten',
+    ]);
+    expect(
+      checkInvariants(snapshot(facts, { uncertain: ['o1'] }), ledger('k1'), 'after_kill').violations,
+    ).toEqual([]);
+  });
+
+  it('an invocation neither ended nor listed unfinished breaks invocations_accounted', () => {
+    const facts = [opened, dispatched('o1', 'k1'), settled('o1')];
+    expect(rules(checkInvariants(snapshot(facts), ledger('k1'), 'after_kill'))).toEqual([
+      'invocations_accounted',
+    ]);
+    expect(
+      checkInvariants(snapshot(facts, { unfinished: [at] }), ledger('k1'), 'after_kill').violations,
+    ).toEqual([]);
+  });
+
+  it('an event after the end breaks sealed; a broken chain breaks digest_chain', () => {
+    const facts = [opened, ended, dispatched('o1', 'k1'), settled('o1')];
+    expect(rules(checkInvariants(snapshot(facts, { chainOk: false }), ledger('k1'), 'after_kill'))).toEqual([
+      'digest_chain',
+      'sealed',
+      'sealed',
+    ]);
+  });
+});
