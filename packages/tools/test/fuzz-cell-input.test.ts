@@ -3,8 +3,9 @@ import { CellLimits, CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EXEC_TOOL, RunTools, ToolCatalog, ToolHandler } from '../src/index.ts';
+import { EXEC_TOOL, RunTools } from '../src/index.ts';
 import { seed, temporaryDirectory, wide } from './support/fixtures.ts';
+import { recordingCatalog } from './support/recording-tool.ts';
 
 /** JavaScript expressions a cell may pass as a tool input, most of them not JSON. */
 const leaf = fc.oneof(
@@ -54,21 +55,7 @@ describe('fuzzing tool inputs from Code mode cells', () => {
     using dir = temporaryDirectory();
     const log = await EventLog.open(dir.file);
     const code = new CodeExecutor(CellLimits.from({ deadlineMs: 2_000 }));
-    const received: unknown[] = [];
-    const catalog = new ToolCatalog([
-      {
-        definition: { name: 'probe', description: 'probe', inputSchema: { type: 'object' } },
-        handler: ToolHandler.immediate({
-          names: () => ['probe'],
-          invoke: async (_name, value) => {
-            received.push(value);
-            return { ok: true };
-          },
-        }),
-        nesting: 'nestable',
-        semantics: 'parallel',
-      },
-    ]);
+    const { catalog, received } = recordingCatalog('probe');
     let n = 0;
     await fc.assert(
       fc.asyncProperty(expression, async (source) => {
@@ -109,21 +96,7 @@ describe('fuzzing tool inputs from Code mode cells', () => {
     using dir = temporaryDirectory();
     const log = await EventLog.open(dir.file);
     const code = new CodeExecutor();
-    const received: unknown[] = [];
-    const catalog = new ToolCatalog([
-      {
-        definition: { name: 'probe', description: 'probe', inputSchema: { type: 'object' } },
-        handler: ToolHandler.immediate({
-          names: () => ['probe'],
-          invoke: async (_name, value) => {
-            received.push(value);
-            return { ok: true };
-          },
-        }),
-        nesting: 'nestable',
-        semantics: 'parallel',
-      },
-    ]);
+    const { catalog, received } = recordingCatalog('probe');
     const invocation = { sessionId: 's', turnId: 't', runId: 'r', invocationId: 'i' };
     const call: ModelToolCall = {
       id: 'c1',

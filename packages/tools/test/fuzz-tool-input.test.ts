@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RunTools, ToolCatalog, ToolHandler } from '../src/index.ts';
 import { seed, temporaryDirectory, wide } from './support/fixtures.ts';
+import { recordingCatalog } from './support/recording-tool.ts';
 
 const schema = {
   type: 'object',
@@ -131,21 +132,7 @@ describe('fuzzing tool input validation', () => {
   it('the effect receives exactly the input its T1 recorded, even one with an own __proto__ key', async () => {
     using dir = temporaryDirectory();
     const log = await EventLog.open(dir.file);
-    const received: unknown[] = [];
-    const catalog = new ToolCatalog([
-      {
-        definition: { name: 'open', description: 'takes any object', inputSchema: { type: 'object' } },
-        handler: ToolHandler.immediate({
-          names: () => ['open'],
-          invoke: async (_name, value) => {
-            received.push(value);
-            return { ok: true };
-          },
-        }),
-        nesting: 'nestable',
-        semantics: 'parallel',
-      },
-    ]);
+    const { catalog, received } = recordingCatalog('open');
     const invocation = { sessionId: 's', turnId: 't', runId: 'r', invocationId: 'i' };
     // What JSON.parse makes of a model's arguments: `__proto__` is an own key here.
     const input = JSON.parse('{"__proto__":{"admin":true},"value":1}');

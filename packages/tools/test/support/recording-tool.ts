@@ -1,5 +1,6 @@
 import type { ToolExecutor } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
+import { ToolCatalog, ToolHandler } from '../../src/index.ts';
 
 /** A tool that records when it ran, what the log held then, and can be held open. */
 export class RecordingTool implements ToolExecutor {
@@ -44,4 +45,24 @@ export class RecordingTool implements ToolExecutor {
       this.running -= 1;
     }
   }
+}
+
+/** A catalog of one nestable, parallel tool that records every input its effect receives. */
+export function recordingCatalog(name: string): { catalog: ToolCatalog; received: unknown[] } {
+  const received: unknown[] = [];
+  const catalog = new ToolCatalog([
+    {
+      definition: { name, description: name, inputSchema: { type: 'object' } },
+      handler: ToolHandler.immediate({
+        names: () => [name],
+        invoke: async (_name, value) => {
+          received.push(value);
+          return { ok: true };
+        },
+      }),
+      nesting: 'nestable',
+      semantics: 'parallel',
+    },
+  ]);
+  return { catalog, received };
 }
