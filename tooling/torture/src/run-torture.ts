@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Violation } from './check-invariants.js';
 import { Random } from './child/random.js';
+import { bundleChild } from './child-bundle.js';
 import { runWorker, type TortureTally } from './torture-worker.js';
 
 /** Options of a torture run. */
@@ -48,6 +49,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const workers = Math.max(1, options.workers ?? 2);
   const directory = mkdtempSync(join(tmpdir(), 'factum-torture-'));
   const random = new Random(seed);
+  const childEntry = await bundleChild(directory);
   const tally: TortureTally = {
     kills: 0,
     invariantsChecked: 0,
@@ -64,6 +66,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     Array.from({ length: workers }, (_, index) =>
       runWorker({
         directory: join(directory, `worker-${index}`),
+        childEntry,
         random: new Random(Math.floor(random.next() * 2 ** 32)),
         budget,
         tally,

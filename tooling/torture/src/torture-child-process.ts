@@ -1,8 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { KillPlan } from './child/kill-switch.js';
-
-const entry = fileURLToPath(new URL('./child/torture-child.js', import.meta.url));
 
 /** What the driver sends a child: where its log and ledger are, and where it dies. */
 export type ChildConfig = {
@@ -22,15 +19,17 @@ export type ChildExit = {
 };
 
 /**
- * A torture child started ahead of its turn: plain `node` on the built packages, waiting
- * on stdin for its configuration while it loads. Started early, its imports overlap the
- * previous child's run and the checks after it.
+ * A torture child started ahead of its turn: plain `node` on the bundle of the child and
+ * the built packages (`bundleChild`), waiting on stdin for its configuration while it
+ * loads. Started early, its loading overlaps the previous child's run and the checks
+ * after it.
  */
 export class TortureChildProcess {
   readonly #child: ChildProcess;
   readonly #exit: Promise<ChildExit>;
 
-  constructor() {
+  /** @param entry the bundled child script */
+  constructor(entry: string) {
     this.#child = spawn(process.execPath, [entry], { stdio: ['pipe', 'ignore', 'pipe'] });
     let stderr = '';
     this.#child.stderr?.setEncoding('utf8');

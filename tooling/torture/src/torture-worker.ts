@@ -39,6 +39,8 @@ const PORT_BUSY = 4;
  */
 export async function runWorker(options: {
   readonly directory: string;
+  /** The bundled child script every child of the run starts from. */
+  readonly childEntry: string;
   readonly random: Random;
   readonly budget: KillBudget;
   readonly tally: TortureTally;
@@ -50,13 +52,13 @@ export async function runWorker(options: {
   mkdirSync(directory, { recursive: true });
   let generation = 0;
   let files = await freshLog(directory, 0, options.sessions);
-  let warm = new TortureChildProcess();
+  let warm = new TortureChildProcess(options.childEntry);
   try {
     let retry = false;
     while (retry || budget.take()) {
       retry = false;
       const child = warm;
-      warm = new TortureChildProcess();
+      warm = new TortureChildProcess(options.childEntry);
       generation += 1;
       const config: ChildConfig = {
         log: files.log,
