@@ -81,7 +81,8 @@ describe('the store keeps every fact byte-identically (properties)', () => {
               await log.append(EventWrite.plain(RuntimeEvent.create(invocation, fact)));
             }
             const { fact, result } = withResult(generated, value);
-            const event = { ...base, invocation, fact };
+            // Generated ids may repeat across runs; one log holds each id once.
+            const event = { ...base, id: `event-${session}`, invocation, fact };
             const write = result ? EventWrite.withResult(event, result) : EventWrite.plain(event);
             await log.append(write);
             const stored = (await log.scopedPrefix({ session: invocation.sessionId }, bounds)).events.at(-1)!;
