@@ -14,6 +14,7 @@ export function factumVitest(options: { testTimeout?: number } = {}) {
     ssr: { resolve: { conditions, externalConditions: conditions } },
     test: {
       include: ['test/**/*.test.ts'],
+      setupFiles: [new URL('./vitest.setup.ts', import.meta.url).pathname],
       testTimeout: options.testTimeout ?? 20_000,
       hookTimeout: 20_000,
       pool: 'forks',
