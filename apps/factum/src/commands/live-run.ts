@@ -43,8 +43,7 @@ export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
       process.exit(EXIT_INTERRUPTED);
     }
     running.cancel();
-    const inFlight = view.inFlight();
-    view.note(
+    view.noteInFlight((inFlight) =>
       c.yellow(
         inFlight.length === 0
           ? 'cancelling: ending the run (press Ctrl-C again to exit at once)'

@@ -73,6 +73,19 @@ export class RunView {
     });
   }
 
+  /**
+   * Reads the log up to now, then prints `render(inFlight())`: what is said to be in
+   * flight is what the log holds at that moment, not what the last poll saw.
+   */
+  noteInFlight(render: (inFlight: string[]) => string): void {
+    this.#enqueue(() => this.#catchUp());
+    this.#enqueue(async () => {
+      this.#pauseSpinner();
+      this.#options.terminal.line(`${this.#pad}${render(this.inFlight())}`);
+      this.#resumeSpinner();
+    });
+  }
+
   /** Stops following once the run has ended, after showing everything it recorded. */
   async finish(): Promise<void> {
     clearInterval(this.#timer);
