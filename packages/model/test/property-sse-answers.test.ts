@@ -1,13 +1,10 @@
-import type { ModelObservation, ModelStep } from '@factum/agent-facts';
+import type { ModelStep } from '@factum/agent-facts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ProviderKind } from '../src/index.js';
 import { renderScriptedStream } from '../src/render-scripted-stream.js';
 import type { ScriptedAnswer } from '../src/scripted-reply.js';
-import { SecretRedactor } from '../src/secret-redactor.js';
-import { SseReader } from '../src/sse-reader.js';
-import { StepBuilder } from '../src/step-builder.js';
-import { adapterFor } from '../src/wire-request.js';
+import { parsePieces, splitAt } from './sse-pieces.js';
 
 // sse-chunking.test.ts proves any chunking of one fixed answer parses the same; this
 // extends it to arbitrary answers: any text, reasoning and tool calls (arguments split
@@ -41,27 +38,6 @@ const answer: fc.Arbitrary<ScriptedAnswer> = fc.record(
   { requiredKeys: [] },
 );
 
-function parse(kind: ProviderKind, pieces: readonly Uint8Array[]) {
-  const observations: ModelObservation[] = [];
-  const context = {
-    baseUrl: 'http://x',
-    kind,
-    model: 'test',
-    hasApiKey: false,
-    redactor: new SecretRedactor([]),
-  };
-  const decoder = adapterFor(kind).decoder(new StepBuilder((o) => observations.push(o)), context);
-  const reader = new SseReader((event) => decoder.event(event));
-  for (const bytes of pieces) reader.push(bytes);
-  reader.end();
-  return { observations, step: decoder.finish() };
-}
-
-function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
-  return [...points, bytes.length].map((end, i) => bytes.subarray(i === 0 ? 0 : points[i - 1], end));
-}
-
 const textOf = (step: ModelStep, kind: 'text' | 'reasoning') =>
   step.parts.flatMap((part) => (part.kind === kind ? [part.text] : [])).join('');
 
@@ -70,8 +46,8 @@ describe('SSE parsing of arbitrary answers (properties)', () => {
     fc.assert(
       fc.property(answer, fc.array(fc.nat(), { maxLength: 30 }), (sent, cuts) => {
         const bytes = new TextEncoder().encode(renderScriptedStream(kind, sent, 'test').join(''));
-        const whole = parse(kind, [bytes]);
-        expect(parse(kind, split(bytes, cuts))).toEqual(whole);
+        const whole = parsePieces(kind, [bytes]);
+        expect(parsePieces(kind, splitAt(bytes, cuts))).toEqual(whole);
         const pieces = (value: string | readonly string[] | undefined) =>
           value === undefined ? '' : typeof value === 'string' ? value : value.join('');
         expect(textOf(whole.step, 'text')).toBe(pieces(sent.text));

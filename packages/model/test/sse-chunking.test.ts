@@ -1,13 +1,9 @@
-import type { ModelObservation, ModelStep } from '@factum/agent-facts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ProviderKind } from '../src/index.js';
 import { renderScriptedStream } from '../src/render-scripted-stream.js';
-import { SecretRedactor } from '../src/secret-redactor.js';
-import { SseReader } from '../src/sse-reader.js';
-import { StepBuilder } from '../src/step-builder.js';
 import { startScriptedProvider } from '../src/testing.js';
-import { adapterFor } from '../src/wire-request.js';
+import { parsePieces, splitAt } from './sse-pieces.js';
 import { collect, executor, hello } from './support.js';
 
 const kinds: readonly ProviderKind[] = ['openai_chat_completions', 'openai_responses', 'anthropic_messages'];
@@ -27,45 +23,16 @@ function bodyOf(kind: ProviderKind, lineEnd = '\n'): Uint8Array {
 }
 
 /** The executor's parse path without HTTP: bytes → UTF-8 → SSE → adapter → step. */
-function parse(
-  kind: ProviderKind,
-  pieces: readonly Uint8Array[],
-): { observations: ModelObservation[]; step: ModelStep } {
-  const observations: ModelObservation[] = [];
-  const context = {
-    baseUrl: 'http://x',
-    kind,
-    model: 'test',
-    hasApiKey: false,
-    redactor: new SecretRedactor([]),
-  };
-  const decoder = adapterFor(kind).decoder(new StepBuilder((o) => observations.push(o)), context);
-  const reader = new SseReader((event) => decoder.event(event));
-  for (const piece of pieces) reader.push(piece);
-  reader.end();
-  return { observations, step: decoder.finish() };
-}
-
-function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
-  const pieces: Uint8Array[] = [];
-  let start = 0;
-  for (const point of [...points, bytes.length]) {
-    pieces.push(bytes.subarray(start, point));
-    start = point;
-  }
-  return pieces;
-}
 
 describe('SSE framing across chunk boundaries', () => {
   it.each(kinds)(
     '%s: a split at every single byte boundary parses to the same step and observations',
     (kind) => {
       const bytes = bodyOf(kind);
-      const whole = parse(kind, [bytes]);
+      const whole = parsePieces(kind, [bytes]);
       expect(whole.step.parts).toHaveLength(4);
       for (let cut = 0; cut <= bytes.length; cut++) {
-        expect(parse(kind, split(bytes, [cut]))).toEqual(whole);
+        expect(parsePieces(kind, splitAt(bytes, [cut]))).toEqual(whole);
       }
     },
   );
@@ -73,14 +40,14 @@ describe('SSE framing across chunk boundaries', () => {
   it.each(kinds)(
     '%s: any chunking, with LF or CRLF line ends, parses to the same step (property)',
     (kind) => {
-      const expected = parse(kind, [bodyOf(kind)]);
+      const expected = parsePieces(kind, [bodyOf(kind)]);
       fc.assert(
         fc.property(
           fc.constantFrom('\n', '\r\n'),
           fc.array(fc.nat({ max: 10_000 }), { maxLength: 40 }),
           (lineEnd, cuts) => {
             const bytes = bodyOf(kind, lineEnd);
-            expect(parse(kind, split(bytes, cuts))).toEqual(expected);
+            expect(parsePieces(kind, splitAt(bytes, cuts))).toEqual(expected);
           },
         ),
         { numRuns: 200 },
@@ -91,7 +58,9 @@ describe('SSE framing across chunk boundaries', () => {
   it('one byte per chunk parses to the same step', () => {
     const bytes = bodyOf('openai_chat_completions');
     const pieces = Array.from(bytes, (_, i) => bytes.subarray(i, i + 1));
-    expect(parse('openai_chat_completions', pieces)).toEqual(parse('openai_chat_completions', [bytes]));
+    expect(parsePieces('openai_chat_completions', pieces)).toEqual(
+      parsePieces('openai_chat_completions', [bytes]),
+    );
   });
 
   it('over real HTTP, bytes written in arbitrary pieces give the same step as one write', async () => {
