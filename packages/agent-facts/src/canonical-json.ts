@@ -33,5 +33,13 @@ export function contentDigest(content: Uint8Array | string): string {
  * event before it.
  */
 export function chainDigest(previous: string | undefined, content: string): string {
-  return contentDigest(`${previous ?? ''}\n${contentDigest(content)}`);
+  return chainLink(previous, contentDigest(content));
+}
+
+/**
+ * The same link from an already computed `contentDigest`: a log chaining one body into
+ * several chains (global and per session) hashes the body once.
+ */
+export function chainLink(previous: string | undefined, digest: string): string {
+  return contentDigest(`${previous ?? ''}\n${digest}`);
 }

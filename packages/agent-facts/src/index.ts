@@ -1,4 +1,4 @@
-export { canonicalJson, chainDigest, contentDigest } from './canonical-json.js';
+export { canonicalJson, chainDigest, chainLink, contentDigest } from './canonical-json.js';
 export type { CommitOutcome } from './commit-error.js';
 export { CommitError } from './commit-error.js';
 export type { InvocationConfiguration, ToolMode } from './configuration-schema.js';

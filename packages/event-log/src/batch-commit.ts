@@ -1,4 +1,4 @@
-import { CommitError, chainDigest } from '@factum/agent-facts';
+import { CommitError, chainLink, contentDigest } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
 import { AppendRefusedError } from './append-refused-error.js';
 import { checkWrite, type RuleEffects } from './append-rules.js';
@@ -94,8 +94,9 @@ function applyRules(cache: RuleCache, batch: readonly PendingWrite[]): AcceptedW
     const { event } = pending.write;
     const session = cache.session(event.invocation.sessionId);
     const sequence = (cache.head?.sequence ?? 0) + 1;
-    const digest = chainDigest(cache.head?.digest, pending.body);
-    const sessionDigest = chainDigest(session.head?.digest, pending.body);
+    const bodyDigest = contentDigest(pending.body);
+    const digest = chainLink(cache.head?.digest, bodyDigest);
+    const sessionDigest = chainLink(session.head?.digest, bodyDigest);
     cache.head = { sequence, digest };
     session.head = { sequence, digest: sessionDigest };
     applyEffects(cache, pending, effects);

@@ -1,4 +1,4 @@
-import { chainDigest, RuntimeEvent } from '@factum/agent-facts';
+import { chainLink, contentDigest, RuntimeEvent } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
 import { allRows } from './log-queries.js';
 import type { LogDatabase } from './log-schema.js';
@@ -25,9 +25,10 @@ export async function verifyChain(db: Kysely<LogDatabase>): Promise<ChainReport>
     } catch {
       return broken('the row does not parse');
     }
-    const digest = chainDigest(previous, row.body);
+    const bodyDigest = contentDigest(row.body);
+    const digest = chainLink(previous, bodyDigest);
     if (digest !== row.digest) return broken('the global chain digest does not match');
-    const sessionDigest = chainDigest(sessions.get(row.session_id), row.body);
+    const sessionDigest = chainLink(sessions.get(row.session_id), bodyDigest);
     if (sessionDigest !== row.session_digest) return broken('the session chain digest does not match');
     previous = digest;
     sessions.set(row.session_id, sessionDigest);
