@@ -1,3 +1,3 @@
 import { factumTsup } from '../../tooling/tsup.base.ts';
 
-export default factumTsup(['src/index.ts']);
+export default factumTsup(['src/index.ts', 'src/digest.ts']);

@@ -8,6 +8,7 @@ export {
   WorkspaceIdentity,
   WorkspaceIdentitySchema,
 } from './configuration-schema.js';
+export { newEventId } from './event-id.js';
 export type { CommitReceipt, EventSink } from './event-sink.js';
 export { EventWrite } from './event-write.js';
 export type { FactIssue } from './fact-parse-error.js';

@@ -1,10 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { newEventId } from './event-id.js';
 import { type Fact, FactSchema } from './fact-schema.js';
 import { type Invocation, InvocationSchema } from './invocation-schema.js';
 import { parseWith } from './parse.js';
 
-/** One fact as the log records it: who it belongs to, when, and an id of its own. */
+/**
+ * One fact as the log records it: who it belongs to, when, and an id of its own (made
+ * by `create`: a time-ordered UUID v7; any string up to 256 characters parses).
+ */
 export const RuntimeEventSchema = z.strictObject({
   id: z.string().min(1).max(256),
   invocation: InvocationSchema,
@@ -26,10 +29,11 @@ export const RuntimeEvent = {
    * const event = RuntimeEvent.create(invocation, { kind: 'invocation_ended', outcome: { kind: 'completed' } });
    */
   create(invocation: Invocation, fact: Fact, origin: EventOrigin = {}): RuntimeEvent {
+    const now = origin.now?.() ?? new Date();
     return parseWith(RuntimeEventSchema, 'event', {
-      id: origin.id?.() ?? randomUUID(),
+      id: origin.id?.() ?? newEventId(now.getTime()),
       invocation,
-      timestamp: (origin.now?.() ?? new Date()).toISOString(),
+      timestamp: now.toISOString(),
       fact,
     });
   },

@@ -9,6 +9,7 @@ import {
   FactParseError,
   FactumError,
   InvocationConfigurationSchema,
+  newEventId,
   parseFact,
   RuntimeEvent,
   rejectionSentence,
@@ -58,6 +59,28 @@ describe('facts', () => {
       apiKey: 'sk-secret',
     });
     expect(result.success).toBe(false);
+  });
+
+  it('event ids are UUID v7: they carry their millisecond, sort by it, and never repeat', () => {
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const at = Date.UTC(2026, 10, 30, 4, 0, 0, 123);
+    const id = newEventId(at);
+    expect(id).toMatch(v7);
+    expect(Number.parseInt(id.replace('-', '').slice(0, 12), 16)).toBe(at);
+    const times = [at - 86_400_000, at - 1, at, at + 1, at + 3_600_000];
+    const ids = times.map((time) => newEventId(time));
+    expect([...ids].sort()).toEqual(ids);
+    const many = Array.from({ length: 10_000 }, () => newEventId(at));
+    expect(new Set(many).size).toBe(many.length);
+    const event = RuntimeEvent.create(
+      invocation,
+      parseFact({ kind: 'invocation_ended', outcome: { kind: 'completed' } }),
+      {
+        now: () => new Date(at),
+      },
+    );
+    expect(event.id).toMatch(v7);
+    expect(event.id.startsWith(id.slice(0, 13))).toBe(true);
   });
 
   it('canonical JSON sorts keys so equal values digest equally', () => {
