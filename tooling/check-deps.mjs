@@ -1,5 +1,6 @@
 // Fails when a package's runtime dependencies go against the direction of imports
-// drawn in ARCHITECTURE.md, or when its sources import a sibling it does not declare.
+// drawn in ARCHITECTURE.md, or when its sources import a sibling it does not declare
+// or a path inside it that the sibling does not export.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -34,9 +35,15 @@ for (const dir of readdirSync('packages')) {
     for (const match of text.matchAll(/from\s+'(@factum\/[a-z-]+)(\/[^']*)?'/g)) {
       const [, name, sub] = match;
       if (!runtime[name]) problems.push(`${source} imports ${name} without a runtime dependency on it`);
-      if (sub && sub !== '/testing') problems.push(`${source} deep-imports ${name}${sub}`);
+      if (sub && !exportsOf(name).includes(`.${sub}`)) problems.push(`${source} deep-imports ${name}${sub}`);
     }
   }
+}
+
+/** The subpaths a sibling publishes (`.`, `./testing`, …): the only ones a package may import. */
+function exportsOf(name) {
+  const file = join('packages', name.slice('@factum/'.length), 'package.json');
+  return existsSync(file) ? Object.keys(JSON.parse(readFileSync(file, 'utf8')).exports ?? {}) : [];
 }
 
 function* walk(dir) {

@@ -1,21 +1,9 @@
 import { CommitError } from '@factum/agent-facts';
+import type { AppendRefusal } from './rule-refusal.js';
+
+export type { AppendRefusal } from './rule-refusal.js';
 
 const marker = Symbol.for('@factum/append-refused-error');
-
-/** Why the log refused a write. Each refusal writes nothing. */
-export type AppendRefusal =
-  | 'duplicate_dispatch'
-  | 'duplicate_event'
-  | 'duplicate_invocation'
-  | 'sealed_invocation'
-  | 'unknown_invocation'
-  | 'unknown_operation'
-  | 'operation_closed'
-  | 'parent_not_open'
-  | 'session_busy'
-  | 'session_held'
-  | 'invalid_write'
-  | 'write_too_large';
 
 /**
  * The log refused a write because it breaks one of its rules (a second dispatch of an

@@ -1,5 +1,5 @@
-import type { EventWrite, Fact, Invocation } from '@factum/agent-facts';
-import { AppendRefusedError } from './append-refused-error.js';
+import type { Fact, Invocation, RuntimeEvent } from '@factum/agent-facts';
+import { RuleRefusal } from './rule-refusal.js';
 
 /** What the rules need to know about an invocation. */
 export type InvocationState = {
@@ -41,28 +41,28 @@ export type RuleEffects = {
 /**
  * Checks one write against the log's rules and the state as it stands (including the
  * writes before it in the same batch), and says what it changes. Throws
- * `AppendRefusedError`; never half-applies: the caller mutates state only on success.
+ * `RuleRefusal`; never half-applies: the caller mutates state only on success.
  */
-export function checkWrite(write: EventWrite, state: RuleState): RuleEffects {
-  const { invocation, fact } = write.event;
+export function checkWrite(event: RuntimeEvent, state: RuleState): RuleEffects {
+  const { invocation, fact } = event;
   const { sessionId, invocationId } = invocation;
   const known = state.invocation(sessionId, invocationId);
   if (fact.kind === 'invocation_opened') return checkOpen(invocation, known, state.session(sessionId));
   if (known === undefined) {
-    throw new AppendRefusedError(
+    throw new RuleRefusal(
       'unknown_invocation',
       `invocation ${invocationId} of session ${sessionId} was never opened: append invocation_opened first`,
     );
   }
   if (known.turnId !== invocation.turnId || known.runId !== invocation.runId) {
-    throw new AppendRefusedError(
+    throw new RuleRefusal(
       'invalid_write',
       `invocation ${invocationId} belongs to turn ${known.turnId} / run ${known.runId}, not ${invocation.turnId} / ${invocation.runId}`,
     );
   }
   // A reconciliation is evidence about the past, recorded after the invocation ended.
   if (known.ended && fact.kind !== 'tool_reconciled') {
-    throw new AppendRefusedError(
+    throw new RuleRefusal(
       'sealed_invocation',
       `invocation ${invocationId} has ended (${known.terminal}); nothing more is appended to it`,
     );
@@ -76,19 +76,19 @@ function checkOpen(
   session: SessionState,
 ): RuleEffects {
   if (known !== undefined) {
-    throw new AppendRefusedError(
+    throw new RuleRefusal(
       'duplicate_invocation',
       `invocation ${invocation.invocationId} was already opened in session ${invocation.sessionId}`,
     );
   }
   if (session.liveInvocationId !== null) {
-    throw new AppendRefusedError(
+    throw new RuleRefusal(
       'session_busy',
       `session ${invocation.sessionId} already has a live invocation (${session.liveInvocationId}); one invocation per session runs at a time`,
     );
   }
   if (session.heldForInvocationId !== null && session.heldForInvocationId !== invocation.invocationId) {
-    throw new AppendRefusedError(
+    throw new RuleRefusal(
       'session_held',
       `session ${invocation.sessionId} is paused for a handoff to invocation ${session.heldForInvocationId}; only that successor may continue it`,
     );
@@ -107,7 +107,7 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
       return {};
     case 'tool_dispatched': {
       if (state.operation(sessionId, fact.operationId) !== undefined) {
-        throw new AppendRefusedError(
+        throw new RuleRefusal(
           'duplicate_dispatch',
           `operation ${fact.operationId} was already dispatched or rejected in session ${sessionId}; an accepted call never runs twice`,
         );
@@ -115,7 +115,7 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
       const origin = fact.call.origin;
       const parent = origin.kind === 'provider' ? null : origin.parentOperationId;
       if (parent !== null && state.operation(sessionId, parent)?.state !== 'dispatched') {
-        throw new AppendRefusedError(
+        throw new RuleRefusal(
           'parent_not_open',
           `operation ${fact.operationId} names parent ${parent}, which is not a dispatched, unsettled operation`,
         );
@@ -124,7 +124,7 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
     }
     case 'tool_rejected':
       if (state.operation(sessionId, fact.operationId) !== undefined) {
-        throw new AppendRefusedError(
+        throw new RuleRefusal(
           'duplicate_dispatch',
           `operation ${fact.operationId} was already dispatched or rejected in session ${sessionId}`,
         );
@@ -144,7 +144,7 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
       const terminal = outcome.kind === 'handoff_paused' ? 'paused' : outcome.kind;
       const heldFor = outcome.kind === 'handoff_paused' ? outcome.pause.intent.successorInvocationId : null;
       if (heldFor !== null && heldFor === invocationId) {
-        throw new AppendRefusedError(
+        throw new RuleRefusal(
           'invalid_write',
           'a handoff cannot name the paused invocation as its successor',
         );
@@ -159,18 +159,18 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
 function openOperation(state: RuleState, invocation: Invocation, operationId: string, kind: string): void {
   const operation = state.operation(invocation.sessionId, operationId);
   if (operation === undefined || operation.state === 'rejected') {
-    throw new AppendRefusedError(
+    throw new RuleRefusal(
       'unknown_operation',
       `${kind} for operation ${operationId}, which was never dispatched: a settlement needs its dispatch`,
     );
   }
   if (operation.invocationId !== invocation.invocationId) {
-    throw new AppendRefusedError(
+    throw new RuleRefusal(
       'invalid_write',
       `operation ${operationId} belongs to invocation ${operation.invocationId}, not ${invocation.invocationId}`,
     );
   }
   if (operation.state === 'closed') {
-    throw new AppendRefusedError('operation_closed', `operation ${operationId} has already settled`);
+    throw new RuleRefusal('operation_closed', `operation ${operationId} has already settled`);
   }
 }

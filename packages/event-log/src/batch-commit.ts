@@ -1,107 +1,109 @@
-import { CommitError, chainLink, contentDigest } from '@factum/agent-facts';
+import { isMainThread } from 'node:worker_threads';
+import { chainLink, contentDigest } from '@factum/agent-facts/digest';
 import type { Kysely } from 'kysely';
-import { AppendRefusedError } from './append-refused-error.js';
 import { checkWrite, type RuleEffects } from './append-rules.js';
 import { type AcceptedWrite, insertEvents } from './insert-events.js';
 import { loadRuleState } from './load-rule-state.js';
-import type { LogDialect } from './log-dialect.js';
+import type { LogDialect, QueryRun } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
-import type { CommitHooks, PendingWrite } from './pending-write.js';
 import { RuleCache } from './rule-cache.js';
-import type { WalDurability } from './wal-durability.js';
+import { RuleRefusal } from './rule-refusal.js';
+import type { BatchInfo, BatchResult, Committer, StagedWrite, WriteOutcome } from './staged-write.js';
 import { writeRuleEffects } from './write-rule-effects.js';
 
+/** What a batch commit needs beside the connection. */
+export type BatchContext = {
+  readonly dialect: LogDialect;
+  readonly cache: RuleCache;
+  /** Runs once every row is written, before `COMMIT`; a throw rolls the batch back. */
+  readonly beforeCommit?: (batch: BatchInfo) => void;
+  /** Runs statements straight on the store's handle (SQLite) instead of through Kysely. */
+  readonly direct?: QueryRun;
+};
+
 /**
- * Commits a batch of writes in one transaction and one fsync. Each write is checked
- * against the rules in order (seeing the writes before it); a refused write is rejected
- * alone, the rest go on. If the transaction fails, every write in it is rejected — as
- * `outcome_unknown` when `COMMIT` or the WAL sync after it failed, since the store may
- * have kept it.
+ * Commits a batch of writes in one transaction (and, with `synchronous=FULL`, one
+ * fsync). Each write is checked against the rules in order, seeing the writes before
+ * it; a refused write is refused alone and the rest go on. If the transaction fails,
+ * the whole batch fails — `committing` when `COMMIT` itself failed, since the store may
+ * have kept it — except the writes a rule had already refused. Never throws.
  */
 export async function commitBatch(
   db: Kysely<LogDatabase>,
-  context: {
-    dialect: LogDialect;
-    durability: WalDurability | undefined;
-    cache: RuleCache;
-    hooks: CommitHooks;
-  },
-  batch: readonly PendingWrite[],
-): Promise<void> {
-  const { dialect, durability, cache, hooks } = context;
-  // Optional calls skip their arguments: without hooks, no id lists are built.
-  hooks.batchStarted?.({ size: batch.length, eventIds: batch.map((pending) => pending.write.event.id) });
+  context: BatchContext,
+  batch: readonly StagedWrite[],
+): Promise<BatchResult> {
+  const { dialect, cache, beforeCommit } = context;
+  // Said by the thread that runs the transaction, not by whoever chose it.
+  const committer: Committer = isMainThread ? 'event_loop' : 'writer_thread';
+  const outcomes: WriteOutcome[] = [];
   let accepted: AcceptedWrite[] = [];
   let committing = false;
   try {
+    // Holding the connection keeps this process's reads out of the open transaction.
     await db.connection().execute(async (connection) => {
-      // Several writes waiting: sync the WAL off the event loop (see WalDurability).
-      await durability?.prepare(connection, batch.length > 1);
-      for (const statement of dialect.begin) await connection.executeQuery(statement);
+      const run: QueryRun = context.direct ?? (async (query) => (await connection.executeQuery(query)).rows);
+      for (const statement of dialect.begin) await run(statement);
       try {
-        const token = await dialect.changeToken(connection);
+        const token = await dialect.changeToken(run);
         if (token === undefined || token !== cache.token) cache.reset();
         cache.token = token;
-        await loadRuleState(connection, cache, batch);
-        accepted = applyRules(cache, batch);
-        await insertEvents(connection, accepted, dialect.rowsPerInsert);
-        await writeRuleEffects(connection, accepted);
-        hooks.beforeCommit?.({
+        await loadRuleState({ builder: connection, run }, cache, batch);
+        accepted = applyRules(cache, batch, outcomes);
+        await insertEvents({ builder: connection, run }, accepted, dialect.rowsPerInsert);
+        await writeRuleEffects({ builder: connection, run }, accepted);
+        // Optional call: without the hook, no id list is built.
+        beforeCommit?.({
           size: accepted.length,
           eventIds: accepted.map((entry) => entry.row.event_id),
+          committer,
         });
         committing = true;
-        await connection.executeQuery(dialect.commit);
+        await run(dialect.commit);
       } catch (error) {
-        if (!committing) await connection.executeQuery(dialect.rollback).catch(() => undefined);
+        if (!committing) await run(dialect.rollback).catch(() => undefined);
         throw error;
       }
-      // Still holding the connection: nobody in this process reads what is not yet durable.
-      await durability?.settle();
     });
-  } catch (error) {
+  } catch (cause) {
     cache.reset();
-    const failure = committing
-      ? CommitError.outcomeUnknown('the log could not confirm the commit; the write may be durable', {
-          cause: error,
-        })
-      : CommitError.rejected('the log transaction failed; nothing of this write was stored', {
-          cause: error,
-        });
-    for (const { pending } of accepted) pending.reject(failure);
-    for (const pending of batch)
-      if (!accepted.some((entry) => entry.pending === pending)) pending.reject(failure);
-    return;
+    return { kind: 'failed', committing, cause, outcomes };
   }
   cache.trim();
-  hooks.afterCommit?.({ size: accepted.length, eventIds: accepted.map((entry) => entry.row.event_id) });
-  for (const { pending, row } of accepted) {
-    pending.resolve({ sequence: row.sequence, eventId: row.event_id, digest: row.digest });
-  }
+  return { kind: 'committed', outcomes, committer };
 }
 
-function applyRules(cache: RuleCache, batch: readonly PendingWrite[]): AcceptedWrite[] {
+/**
+ * Checks each write in order and chains the accepted ones; `outcomes` gets one entry
+ * per write of the batch, in its order.
+ */
+function applyRules(
+  cache: RuleCache,
+  batch: readonly StagedWrite[],
+  outcomes: WriteOutcome[],
+): AcceptedWrite[] {
   const accepted: AcceptedWrite[] = [];
-  for (const pending of batch) {
+  for (const staged of batch) {
     let effects: RuleEffects;
     try {
-      effects = checkWrite(pending.write, cache);
+      effects = checkWrite(staged.event, cache);
     } catch (error) {
-      if (!AppendRefusedError.isInstance(error)) throw error;
-      pending.reject(error);
+      if (!(error instanceof RuleRefusal)) throw error;
+      outcomes.push({ refused: { code: error.code, message: error.message } });
       continue;
     }
-    const { event } = pending.write;
+    const { event } = staged;
     const session = cache.session(event.invocation.sessionId);
     const sequence = (cache.head?.sequence ?? 0) + 1;
-    const bodyDigest = contentDigest(pending.body);
+    const bodyDigest = contentDigest(staged.body);
     const digest = chainLink(cache.head?.digest, bodyDigest);
     const sessionDigest = chainLink(session.head?.digest, bodyDigest);
     cache.head = { sequence, digest };
     session.head = { sequence, digest: sessionDigest };
-    applyEffects(cache, pending, effects);
+    applyEffects(cache, staged, effects);
+    outcomes.push({ stored: { sequence, eventId: event.id, digest } });
     accepted.push({
-      pending,
+      staged,
       effects,
       row: {
         sequence,
@@ -111,8 +113,8 @@ function applyRules(cache: RuleCache, batch: readonly PendingWrite[]): AcceptedW
         run_id: event.invocation.runId,
         kind: event.fact.kind,
         operation_id: 'operationId' in event.fact ? event.fact.operationId : null,
-        body: pending.body,
-        bytes: pending.bytes,
+        body: staged.body,
+        bytes: staged.bytes,
         digest,
         session_digest: sessionDigest,
       },
@@ -121,8 +123,8 @@ function applyRules(cache: RuleCache, batch: readonly PendingWrite[]): AcceptedW
   return accepted;
 }
 
-function applyEffects(cache: RuleCache, pending: PendingWrite, effects: RuleEffects): void {
-  const { invocation } = pending.write.event;
+function applyEffects(cache: RuleCache, staged: StagedWrite, effects: RuleEffects): void {
+  const { invocation } = staged.event;
   const session = cache.session(invocation.sessionId);
   if (effects.openInvocation) {
     cache.invocations.set(RuleCache.key(invocation.sessionId, invocation.invocationId), {

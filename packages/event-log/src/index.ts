@@ -7,7 +7,7 @@ export type { InvocationRecovery, UndispatchedCall } from './invocation-recovery
 export type { InvocationProjection } from './log-prefix.js';
 export { EMPTY_DIGEST, LogPrefix } from './log-prefix.js';
 export type { ReadBounds } from './log-queries.js';
-export type { BatchInfo, CommitHooks } from './pending-write.js';
 export { recoverInvocations } from './recover-invocations.js';
+export type { BatchInfo, CommitHooks } from './staged-write.js';
 export type { StoredEvent } from './stored-event.js';
 export type { ChainReport } from './verify-chain.js';

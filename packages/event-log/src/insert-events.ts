@@ -1,10 +1,11 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { RuleEffects } from './append-rules.js';
+import type { BatchStatements } from './log-dialect.js';
 import type { EventsTable, LogDatabase } from './log-schema.js';
-import type { PendingWrite } from './pending-write.js';
+import type { StagedWrite } from './staged-write.js';
 
 /** A write the rules accepted, with the row it becomes. */
-export type AcceptedWrite = { pending: PendingWrite; row: EventsTable; effects: RuleEffects };
+export type AcceptedWrite = { staged: StagedWrite; row: EventsTable; effects: RuleEffects };
 
 const eventColumns = [
   'sequence',
@@ -54,7 +55,7 @@ function insertTemplate(db: Kysely<LogDatabase>, rows: number): CompiledQuery {
  * log's indexes); a networked store wants many rows per round trip.
  */
 export async function insertEvents(
-  db: Kysely<LogDatabase>,
+  store: BatchStatements,
   accepted: readonly AcceptedWrite[],
   rowsPerInsert: number,
 ): Promise<void> {
@@ -65,22 +66,21 @@ export async function insertEvents(
       const row = accepted[index]!.row;
       for (const column of eventColumns) parameters.push(row[column]);
     }
-    await db.executeQuery({ ...insertTemplate(db, end - start), parameters });
+    await store.run({ ...insertTemplate(store.builder, end - start), parameters });
   }
-  const results = accepted.filter((entry) => entry.pending.write.result !== undefined);
+  const results = accepted.filter((entry) => entry.staged.result !== undefined);
   if (results.length === 0) return;
-  await db
-    .insertInto('tool_results')
-    .values(
-      results.map(({ pending, row }) => {
-        const result = pending.write.result!;
-        return {
+  await store.run(
+    store.builder
+      .insertInto('tool_results')
+      .values(
+        results.map(({ staged, row }) => ({
           event_id: row.event_id,
           session_id: row.session_id,
-          digest: result.reference().digest,
-          body: result.text(),
-        };
-      }),
-    )
-    .execute();
+          digest: staged.result!.digest,
+          body: staged.result!.text,
+        })),
+      )
+      .compile(),
+  );
 }

@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { LogDatabase } from './log-schema.js';
-import type { PendingWrite } from './pending-write.js';
+import type { BatchStatements } from './log-dialect.js';
 import { RuleCache } from './rule-cache.js';
+import type { StagedWrite } from './staged-write.js';
 
 /**
  * Reads into the cache whatever the batch's rules need and the cache lacks: the chain
@@ -9,17 +8,19 @@ import { RuleCache } from './rule-cache.js';
  * write transaction, so what it reads cannot change before the batch commits.
  */
 export async function loadRuleState(
-  db: Kysely<LogDatabase>,
+  store: BatchStatements,
   cache: RuleCache,
-  batch: readonly PendingWrite[],
+  batch: readonly StagedWrite[],
 ): Promise<void> {
   if (cache.head === undefined) {
-    const last = await db
-      .selectFrom('events')
-      .select(['sequence', 'digest'])
-      .orderBy('sequence', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    const [last] = await store.run(
+      store.builder
+        .selectFrom('events')
+        .select(['sequence', 'digest'])
+        .orderBy('sequence', 'desc')
+        .limit(1)
+        .compile(),
+    );
     cache.head = last
       ? { sequence: Number(last.sequence), digest: last.digest }
       : { sequence: 0, digest: '' };
@@ -27,22 +28,22 @@ export async function loadRuleState(
   const sessions = new Set<string>();
   const invocations = new Map<string, { sessionId: string; invocationId: string }>();
   const operations = new Map<string, { sessionId: string; operationId: string }>();
-  for (const { write } of batch) {
-    const { sessionId, invocationId } = write.event.invocation;
+  for (const { event } of batch) {
+    const { sessionId, invocationId } = event.invocation;
     if (!cache.sessions.has(sessionId)) sessions.add(sessionId);
     const invocationKey = RuleCache.key(sessionId, invocationId);
     if (!cache.invocations.has(invocationKey)) invocations.set(invocationKey, { sessionId, invocationId });
-    for (const operationId of operationIdsOf(write.event.fact)) {
+    for (const operationId of operationIdsOf(event.fact)) {
       const key = RuleCache.key(sessionId, operationId);
       if (!cache.operations.has(key)) operations.set(key, { sessionId, operationId });
     }
   }
-  await loadSessions(db, cache, [...sessions]);
-  await loadInvocations(db, cache, [...invocations.values()]);
-  await loadOperations(db, cache, [...operations.values()]);
+  await loadSessions(store, cache, [...sessions]);
+  await loadInvocations(store, cache, [...invocations.values()]);
+  await loadOperations(store, cache, [...operations.values()]);
 }
 
-function operationIdsOf(fact: PendingWrite['write']['event']['fact']): string[] {
+function operationIdsOf(fact: StagedWrite['event']['fact']): string[] {
   if (!('operationId' in fact)) return [];
   if (fact.kind === 'tool_dispatched' && fact.call.origin.kind !== 'provider') {
     return [fact.operationId, fact.call.origin.parentOperationId];
@@ -50,21 +51,25 @@ function operationIdsOf(fact: PendingWrite['write']['event']['fact']): string[] 
   return [fact.operationId];
 }
 
-async function loadSessions(db: Kysely<LogDatabase>, cache: RuleCache, ids: string[]): Promise<void> {
+async function loadSessions(store: BatchStatements, cache: RuleCache, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  const rows = await db.selectFrom('sessions').selectAll().where('session_id', 'in', ids).execute();
+  const rows = await store.run(
+    store.builder.selectFrom('sessions').selectAll().where('session_id', 'in', ids).compile(),
+  );
   // A session's chain head is its last event; the index on (session_id, sequence) finds it.
-  const heads = await db
-    .selectFrom('events')
-    .select(['session_id', 'sequence', 'session_digest'])
-    .where('sequence', 'in', (eb) =>
-      eb
-        .selectFrom('events')
-        .select((inner) => inner.fn.max('sequence').as('last'))
-        .where('session_id', 'in', ids)
-        .groupBy('session_id'),
-    )
-    .execute();
+  const heads = await store.run(
+    store.builder
+      .selectFrom('events')
+      .select(['session_id', 'sequence', 'session_digest'])
+      .where('sequence', 'in', (eb) =>
+        eb
+          .selectFrom('events')
+          .select((inner) => inner.fn.max('sequence').as('last'))
+          .where('session_id', 'in', ids)
+          .groupBy('session_id'),
+      )
+      .compile(),
+  );
   for (const id of ids) cache.session(id);
   for (const row of rows) {
     const session = cache.session(row.session_id);
@@ -77,17 +82,19 @@ async function loadSessions(db: Kysely<LogDatabase>, cache: RuleCache, ids: stri
 }
 
 async function loadInvocations(
-  db: Kysely<LogDatabase>,
+  store: BatchStatements,
   cache: RuleCache,
   keys: { sessionId: string; invocationId: string }[],
 ): Promise<void> {
   if (keys.length === 0) return;
-  const rows = await db
-    .selectFrom('invocations')
-    .select(['session_id', 'invocation_id', 'turn_id', 'run_id', 'ended_sequence', 'terminal'])
-    .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
-    .where('invocation_id', 'in', unique(keys.map((key) => key.invocationId)))
-    .execute();
+  const rows = await store.run(
+    store.builder
+      .selectFrom('invocations')
+      .select(['session_id', 'invocation_id', 'turn_id', 'run_id', 'ended_sequence', 'terminal'])
+      .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
+      .where('invocation_id', 'in', unique(keys.map((key) => key.invocationId)))
+      .compile(),
+  );
   for (const row of rows) {
     cache.invocations.set(RuleCache.key(row.session_id, row.invocation_id), {
       turnId: row.turn_id,
@@ -99,17 +106,19 @@ async function loadInvocations(
 }
 
 async function loadOperations(
-  db: Kysely<LogDatabase>,
+  store: BatchStatements,
   cache: RuleCache,
   keys: { sessionId: string; operationId: string }[],
 ): Promise<void> {
   if (keys.length === 0) return;
-  const rows = await db
-    .selectFrom('operations')
-    .select(['session_id', 'operation_id', 'invocation_id', 'parent_operation_id', 'state'])
-    .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
-    .where('operation_id', 'in', unique(keys.map((key) => key.operationId)))
-    .execute();
+  const rows = await store.run(
+    store.builder
+      .selectFrom('operations')
+      .select(['session_id', 'operation_id', 'invocation_id', 'parent_operation_id', 'state'])
+      .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
+      .where('operation_id', 'in', unique(keys.map((key) => key.operationId)))
+      .compile(),
+  );
   for (const row of rows) {
     cache.operations.set(RuleCache.key(row.session_id, row.operation_id), {
       invocationId: row.invocation_id,

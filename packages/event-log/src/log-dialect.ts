@@ -2,6 +2,16 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type { LogDatabase } from './log-schema.js';
 
 /**
+ * Runs one compiled statement inside a batch's transaction and returns its rows.
+ * Statements are built with Kysely and run either through its connection (PostgreSQL)
+ * or straight on the SQLite handle, which skips Kysely's executor on every statement.
+ */
+export type QueryRun = <R>(query: CompiledQuery<R>) => Promise<R[]>;
+
+/** What a batch's statements are built with (never run through) and run by. */
+export type BatchStatements = { readonly builder: Kysely<LogDatabase>; readonly run: QueryRun };
+
+/**
  * What differs between the stores: how a write transaction takes the log's single
  * writer position, and whether state read in an earlier transaction can be trusted.
  * Statements are compiled once: building them costs more than SQLite spends running
@@ -19,7 +29,7 @@ export interface LogDialect {
    * A token that changes whenever another connection committed since the last call,
    * or `undefined` when the store cannot tell (then nothing is cached across batches).
    */
-  changeToken(connection: Kysely<LogDatabase>): Promise<number | undefined>;
+  changeToken(run: QueryRun): Promise<number | undefined>;
 }
 
 const dataVersion = CompiledQuery.raw('pragma data_version');
@@ -31,9 +41,9 @@ export const sqliteDialect: LogDialect = {
   commit: CompiledQuery.raw('commit'),
   rollback: CompiledQuery.raw('rollback'),
   rowsPerInsert: 1,
-  async changeToken(connection) {
-    const result = await connection.executeQuery(dataVersion as CompiledQuery<{ data_version: number }>);
-    return result.rows[0]?.data_version;
+  async changeToken(run) {
+    const rows = await run(dataVersion as CompiledQuery<{ data_version: number }>);
+    return rows[0]?.data_version;
   },
 };
 

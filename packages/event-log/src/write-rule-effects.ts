@@ -1,6 +1,5 @@
-import type { Kysely } from 'kysely';
 import type { AcceptedWrite } from './insert-events.js';
-import type { LogDatabase } from './log-schema.js';
+import type { BatchStatements } from './log-dialect.js';
 
 /**
  * Writes what the accepted events change beside the events table: invocation rows,
@@ -9,66 +8,74 @@ import type { LogDatabase } from './log-schema.js';
  * skipped.
  */
 export async function writeRuleEffects(
-  db: Kysely<LogDatabase>,
+  store: BatchStatements,
   accepted: readonly AcceptedWrite[],
 ): Promise<void> {
   const opened = accepted.filter((entry) => entry.effects.openInvocation);
   if (opened.length > 0) {
-    await db
-      .insertInto('invocations')
-      .values(
-        opened.map(({ row, pending }) => ({
-          session_id: row.session_id,
-          invocation_id: row.invocation_id,
-          turn_id: pending.write.event.invocation.turnId,
-          run_id: row.run_id,
-          opened_sequence: row.sequence,
-          ended_sequence: null,
-          terminal: null,
-          live: 1,
-        })),
-      )
-      .execute();
+    await store.run(
+      store.builder
+        .insertInto('invocations')
+        .values(
+          opened.map(({ row, staged }) => ({
+            session_id: row.session_id,
+            invocation_id: row.invocation_id,
+            turn_id: staged.event.invocation.turnId,
+            run_id: row.run_id,
+            opened_sequence: row.sequence,
+            ended_sequence: null,
+            terminal: null,
+            live: 1,
+          })),
+        )
+        .compile(),
+    );
   }
   for (const { row, effects } of accepted) {
     if (!effects.endInvocation) continue;
-    await db
-      .updateTable('invocations')
-      .set({ ended_sequence: row.sequence, terminal: effects.endInvocation.terminal, live: null })
-      .where('session_id', '=', row.session_id)
-      .where('invocation_id', '=', row.invocation_id)
-      .execute();
+    await store.run(
+      store.builder
+        .updateTable('invocations')
+        .set({ ended_sequence: row.sequence, terminal: effects.endInvocation.terminal, live: null })
+        .where('session_id', '=', row.session_id)
+        .where('invocation_id', '=', row.invocation_id)
+        .compile(),
+    );
   }
   const operations = accepted.filter((entry) => entry.effects.dispatch || entry.effects.reject);
   if (operations.length > 0) {
-    await db
-      .insertInto('operations')
-      .values(
-        operations.map(({ row, effects }) => ({
-          session_id: row.session_id,
-          operation_id: (effects.dispatch ?? effects.reject)!.operationId,
-          invocation_id: row.invocation_id,
-          parent_operation_id: effects.dispatch?.parentOperationId ?? null,
-          state: effects.dispatch ? ('dispatched' as const) : ('rejected' as const),
-          sequence: row.sequence,
-        })),
-      )
-      .execute();
+    await store.run(
+      store.builder
+        .insertInto('operations')
+        .values(
+          operations.map(({ row, effects }) => ({
+            session_id: row.session_id,
+            operation_id: (effects.dispatch ?? effects.reject)!.operationId,
+            invocation_id: row.invocation_id,
+            parent_operation_id: effects.dispatch?.parentOperationId ?? null,
+            state: effects.dispatch ? ('dispatched' as const) : ('rejected' as const),
+            sequence: row.sequence,
+          })),
+        )
+        .compile(),
+    );
   }
   for (const { row, effects } of accepted) {
     if (!effects.close) continue;
-    await db
-      .updateTable('operations')
-      .set({ state: 'closed' })
-      .where('session_id', '=', row.session_id)
-      .where('operation_id', '=', effects.close.operationId)
-      .execute();
+    await store.run(
+      store.builder
+        .updateTable('operations')
+        .set({ state: 'closed' })
+        .where('session_id', '=', row.session_id)
+        .where('operation_id', '=', effects.close.operationId)
+        .compile(),
+    );
   }
-  await writeSessionAdmission(db, accepted);
+  await writeSessionAdmission(store, accepted);
 }
 
 async function writeSessionAdmission(
-  db: Kysely<LogDatabase>,
+  store: BatchStatements,
   accepted: readonly AcceptedWrite[],
 ): Promise<void> {
   const admission = new Map<string, { live: string | null; held: string | null }>();
@@ -78,20 +85,22 @@ async function writeSessionAdmission(
       admission.set(row.session_id, { live: null, held: effects.endInvocation.heldFor });
   }
   if (admission.size === 0) return;
-  await db
-    .insertInto('sessions')
-    .values(
-      [...admission].map(([sessionId, state]) => ({
-        session_id: sessionId,
-        live_invocation_id: state.live,
-        held_for_invocation_id: state.held,
-      })),
-    )
-    .onConflict((conflict) =>
-      conflict.column('session_id').doUpdateSet((eb) => ({
-        live_invocation_id: eb.ref('excluded.live_invocation_id'),
-        held_for_invocation_id: eb.ref('excluded.held_for_invocation_id'),
-      })),
-    )
-    .execute();
+  await store.run(
+    store.builder
+      .insertInto('sessions')
+      .values(
+        [...admission].map(([sessionId, state]) => ({
+          session_id: sessionId,
+          live_invocation_id: state.live,
+          held_for_invocation_id: state.held,
+        })),
+      )
+      .onConflict((conflict) =>
+        conflict.column('session_id').doUpdateSet((eb) => ({
+          live_invocation_id: eb.ref('excluded.live_invocation_id'),
+          held_for_invocation_id: eb.ref('excluded.held_for_invocation_id'),
+        })),
+      )
+      .compile(),
+  );
 }

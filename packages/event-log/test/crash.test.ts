@@ -34,6 +34,7 @@ describe('crash safety', () => {
     using dir = temporaryDirectory();
     const acked = new Set<string>();
     const batches: string[][] = [];
+    const committers = new Set<string>();
     const plan = [
       ['batchStarted', 3],
       ['beforeCommit', 5],
@@ -48,9 +49,12 @@ describe('crash safety', () => {
       const { signal, lines } = await runUntilKilled(dir.file, failpoint, count);
       expect(signal).toBe('SIGKILL');
       for (const line of lines) {
-        const [tag, rest] = line.split(' ') as [string, string];
+        const [tag, rest, ids] = line.split(' ') as [string, string, string];
         if (tag === 'acked') acked.add(rest);
-        if (tag === 'batch') batches.push(rest.split(','));
+        if (tag === 'batch') {
+          committers.add(rest);
+          batches.push(ids.split(','));
+        }
       }
       const log = await EventLog.open(dir.file);
       const report = await log.verifyChain();
@@ -72,5 +76,7 @@ describe('crash safety', () => {
       await log.close();
     }
     expect(acked.size).toBeGreaterThan(0);
+    // Kills landed in commits of both kinds: in the writer thread and on the event loop.
+    expect(committers).toEqual(new Set(['writer_thread', 'event_loop']));
   }, 60_000);
 });

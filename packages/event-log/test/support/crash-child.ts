@@ -18,7 +18,7 @@ const log = await EventLog.open(file, {
   hooks: {
     batchStarted: () => maybeDie('batchStarted'),
     beforeCommit: (batch) => {
-      say(`batch ${batch.eventIds.join(',')}`);
+      say(`batch ${batch.committer} ${batch.eventIds.join(',')}`);
       maybeDie('beforeCommit');
     },
     afterCommit: () => maybeDie('afterCommit'),
@@ -26,9 +26,10 @@ const log = await EventLog.open(file, {
 });
 const worker = Number(process.pid);
 for (let round = 0; ; round += 1) {
-  // Eight sessions write at once, so batches hold several writes.
+  // Eight sessions write at once, so batches hold several writes and commit in the writer
+  // thread; every third round one session writes alone, on the event loop.
   await Promise.all(
-    Array.from({ length: 8 }, async (_, lane) => {
+    Array.from({ length: round % 3 === 2 ? 1 : 8 }, async (_, lane) => {
       const at = invocation(`-${worker}-${round}-${lane}`, `session-${worker}-${lane}`);
       const first = write(at, facts.opened());
       await log.append(first);

@@ -1,0 +1,53 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+import type { QueryRun } from './log-dialect.js';
+import type { LogDatabase } from './log-schema.js';
+
+/** One connection to a SQLite log: through Kysely, and straight on the handle. */
+export type SqliteConnection = { db: Kysely<LogDatabase>; direct: QueryRun; wal: boolean };
+
+/**
+ * One connection to a SQLite log file (created if needed) in WAL mode with
+ * `synchronous=FULL`: `COMMIT` returns only once the WAL frames are on disk, and other
+ * connections see a commit only after that. `wal` is false for an in-memory log.
+ * `direct` runs a compiled statement on the handle with none of Kysely's executor
+ * around it: a batch's statements cost a few microseconds each that way.
+ */
+export function connectSqlite(path: string): SqliteConnection {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const database = new Database(path);
+  const wal = database.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+  database.pragma('synchronous = FULL');
+  database.pragma('busy_timeout = 10000');
+  const prepared = withStatementCache(database);
+  const db = new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: prepared }) });
+  const direct: QueryRun = async (query) => {
+    const statement = prepared.prepare(query.sql) as unknown as Database.Statement;
+    if (statement.reader) return statement.all(query.parameters) as never[];
+    statement.run(query.parameters);
+    return [];
+  };
+  return { db, direct, wal };
+}
+
+/**
+ * Kysely prepares every statement anew; preparing costs more than running a small
+ * insert. The log issues a handful of distinct statements, so it keeps them prepared.
+ */
+function withStatementCache(database: Database.Database): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
+  return {
+    close: () => database.close(),
+    prepare(text: string): SqliteStatement {
+      let statement = statements.get(text);
+      if (statement === undefined) {
+        if (statements.size >= 256) statements.clear();
+        statement = database.prepare(text) as unknown as SqliteStatement;
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { canonicalJson, type EventWrite, FactParseError, RuntimeEvent } from '@factum/agent-facts';
+import { AppendRefusedError } from './append-refused-error.js';
+import type { StagedWrite } from './staged-write.js';
+
+/** Size limits a write must fit before it reaches the store. */
+export type WriteLimits = { readonly maxEventBytes: number; readonly maxResultBytes: number };
+
+/**
+ * Parses a write and computes its canonical bytes, or refuses it (`invalid_write`,
+ * `write_too_large`) before it reaches the store.
+ */
+export function stageWrite(write: EventWrite, limits: WriteLimits): StagedWrite {
+  try {
+    RuntimeEvent.parse(write.event);
+  } catch (error) {
+    const path = FactParseError.isInstance(error) ? error.message : String(error);
+    throw new AppendRefusedError('invalid_write', `refused a write that does not parse: ${path}`, {
+      cause: error,
+    });
+  }
+  const body = canonicalJson(write.event);
+  const bytes = Buffer.byteLength(body);
+  if (bytes > limits.maxEventBytes) {
+    throw new AppendRefusedError(
+      'write_too_large',
+      `event is ${bytes} bytes, over maxEventBytes (${limits.maxEventBytes}); store large data as a tool result`,
+    );
+  }
+  const result = write.result;
+  if (result === undefined) return { event: write.event, body, bytes };
+  const text = result.text();
+  if (Buffer.byteLength(text) > limits.maxResultBytes) {
+    throw new AppendRefusedError(
+      'write_too_large',
+      `tool result is over maxResultBytes (${limits.maxResultBytes})`,
+    );
+  }
+  return { event: write.event, body, bytes, result: { digest: result.reference().digest, text } };
+}

@@ -1,0 +1,62 @@
+import type { CommitReceipt, RuntimeEvent } from '@factum/agent-facts';
+import type { AppendRefusal } from './rule-refusal.js';
+
+/**
+ * A write ready for the store: the parsed event, its canonical bytes and its tool
+ * result as text. Plain data, so a batch can cross to the writer thread.
+ */
+export type StagedWrite = {
+  readonly event: RuntimeEvent;
+  readonly body: string;
+  readonly bytes: number;
+  readonly result?: { readonly digest: string; readonly text: string };
+};
+
+/** What became of one write of a committed batch. */
+export type WriteOutcome =
+  | { readonly stored: CommitReceipt }
+  | { readonly refused: { readonly code: AppendRefusal; readonly message: string } };
+
+/**
+ * What became of a batch: committed (each write stored or refused alone, `outcomes` in
+ * the batch's order), or failed as a whole — `committing` when `COMMIT` itself failed,
+ * so the store may have kept it. A failed batch's `outcomes` holds what the rules had
+ * decided before it failed: a write they refused stays refused.
+ */
+export type BatchResult =
+  | { readonly kind: 'committed'; readonly outcomes: readonly WriteOutcome[]; readonly committer: Committer }
+  | {
+      readonly kind: 'failed';
+      readonly committing: boolean;
+      readonly cause: unknown;
+      readonly outcomes: readonly WriteOutcome[];
+    };
+
+/** Commits batches of staged writes: on the event loop, or in the writer thread. */
+export interface BatchWriter {
+  readonly committer: Committer;
+  /** True when a batch settles in an I/O callback (a thread's reply, a network store). */
+  readonly endsInIo: boolean;
+  write(batch: readonly StagedWrite[]): Promise<BatchResult>;
+  close(): Promise<void>;
+}
+
+/** Where a batch commits: on the event loop, or in the process's writer thread. */
+export type Committer = 'event_loop' | 'writer_thread';
+
+/** The writes of one group commit, as hooks see them, and where it commits. */
+export type BatchInfo = {
+  readonly size: number;
+  readonly eventIds: readonly string[];
+  readonly committer: Committer;
+};
+
+/** Points inside a commit where a test may stop the process (crash tests), or observe. */
+export type CommitHooks = {
+  /** A batch's transaction is about to begin. */
+  readonly batchStarted?: (batch: BatchInfo) => void;
+  /** Every row of the batch is written; `COMMIT` has not run. */
+  readonly beforeCommit?: (batch: BatchInfo) => void;
+  /** `COMMIT` returned and the batch is on disk; no caller has been told yet. */
+  readonly afterCommit?: (batch: BatchInfo) => void;
+};

@@ -1,0 +1,52 @@
+import type { BatchInfo, BatchResult } from './staged-write.js';
+
+/** A staged write as it crosses to the writer thread: the event travels as its bytes. */
+export type WireWrite = {
+  readonly body: string;
+  readonly result?: { readonly digest: string; readonly text: string };
+};
+
+/** A batch failure's cause, reduced to what survives the crossing. */
+export type WireCause = { readonly name: string; readonly message: string; readonly code?: string };
+
+/** Messages to the writer thread. `id` names the request its reply answers. */
+export type ToWriterThread =
+  | { readonly type: 'open'; readonly id: number; readonly path: string; readonly pauses: boolean }
+  | {
+      readonly type: 'write';
+      readonly id: number;
+      readonly log: number;
+      readonly writes: readonly WireWrite[];
+    }
+  | { readonly type: 'close'; readonly id: number; readonly log: number };
+
+/** A batch result as it crosses back. */
+export type WireBatchResult =
+  | Extract<BatchResult, { kind: 'committed' }>
+  | (Omit<Extract<BatchResult, { kind: 'failed' }>, 'cause'> & { readonly cause: WireCause });
+
+/** Messages from the writer thread. */
+export type FromWriterThread =
+  | {
+      readonly type: 'done';
+      readonly id: number;
+      readonly result?: WireBatchResult;
+      readonly error?: WireCause;
+    }
+  | { readonly type: 'before_commit'; readonly log: number; readonly batch: BatchInfo };
+
+/**
+ * Slots of the shared word array a paused commit waits on: the main thread sets
+ * `THREW` (1 when the hook threw), then `RELEASED`, and wakes the thread.
+ */
+export const RELEASED = 0;
+export const THREW = 1;
+
+/** Reduces any thrown value to a `WireCause`. */
+export function toWireCause(error: unknown): WireCause {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return { name: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}) };
+  }
+  return { name: 'Error', message: String(error) };
+}

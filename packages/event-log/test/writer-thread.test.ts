@@ -1,0 +1,186 @@
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { AppendRefusedError, type BatchInfo, EventLog } from '../src/index.ts';
+import { stopWriterThread } from '../src/writer-thread-client.ts';
+import { bounds, facts, invocation, settled, temporaryDirectory, write } from './support/facts.ts';
+
+describe('the writer thread', () => {
+  it('commits batches of several writes off the event loop and lone writes on it, into one verified chain', async () => {
+    using dir = temporaryDirectory();
+    const committed: BatchInfo[] = [];
+    const log = await EventLog.open(dir.file, { hooks: { afterCommit: (batch) => committed.push(batch) } });
+    for (let round = 0; round < 3; round += 1) {
+      const group = Array.from({ length: 16 }, (_, index) =>
+        invocation(`-${round}-${index}`, `s-${round}-${index}`),
+      );
+      await Promise.all(group.map((at) => log.append(write(at, facts.opened()))));
+      // A read right after the promises sees every write: the thread's commit is durable and visible.
+      expect((await log.prefix(bounds)).highWater).toBe(round * 17 + 16);
+      for (const at of group.slice(0, 1)) await log.append(write(at, facts.ended()));
+    }
+    const where = new Set(
+      committed.map((batch) => `${batch.size > 1 ? 'batch' : 'lone'}:${batch.committer}`),
+    );
+    expect(where).toEqual(new Set(['batch:writer_thread', 'lone:event_loop']));
+    const before = await log.prefix(bounds);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 51 });
+    await log.close();
+    await using reopened = await EventLog.open(dir.file);
+    expect(await reopened.prefix(bounds)).toMatchObject({
+      highWater: before.highWater,
+      digest: before.digest,
+    });
+  });
+
+  it('with writerThread: false every batch commits on the event loop', async () => {
+    using dir = temporaryDirectory();
+    const committers = new Set<string>();
+    await using log = await EventLog.open(dir.file, {
+      writerThread: false,
+      hooks: { afterCommit: (batch) => committers.add(batch.committer) },
+    });
+    const group = Array.from({ length: 8 }, (_, index) => invocation(`-${index}`, `s-${index}`));
+    await Promise.all(group.map((at) => log.append(write(at, facts.opened()))));
+    expect(committers).toEqual(new Set(['event_loop']));
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 8 });
+  });
+
+  it('refuses each broken write of a batch in the thread with its own code, and commits the rest', async () => {
+    using dir = temporaryDirectory();
+    await using log = await EventLog.open(dir.file);
+    const at = invocation();
+    const other = invocation('-2', 'other');
+    const origin = { kind: 'provider', stepId: 's' } as const;
+    // One turn of the event loop: the whole list is one batch.
+    const results = await Promise.allSettled([
+      log.append(write(at, facts.opened())),
+      log.append(write(at, facts.dispatched('s:a', origin))),
+      log.append(write(at, facts.dispatched('s:a', origin))),
+      log.append(write(at, facts.failed('s:missing'))),
+      log.append(settled(at, 's:a', { ok: true })),
+      log.append(write(at, facts.failed('s:a'))),
+      log.append(write(other, facts.ended())),
+      log.append(write(at, facts.ended())),
+      log.append(write(at, facts.completed('s', []))),
+    ]);
+    const codes = results.map((result) =>
+      result.status === 'fulfilled'
+        ? 'stored'
+        : AppendRefusedError.isInstance(result.reason) && result.reason.code,
+    );
+    expect(codes).toEqual([
+      'stored',
+      'stored',
+      'duplicate_dispatch',
+      'unknown_operation',
+      'stored',
+      'operation_closed',
+      'unknown_invocation',
+      'stored',
+      'sealed_invocation',
+    ]);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 4 });
+    const settledEvent = (await log.prefix(bounds)).events[2]!;
+    expect((await log.resolveToolResult(at.sessionId, settledEvent.event.id)).json()).toEqual({ ok: true });
+  });
+
+  it('a beforeCommit hook that throws in a thread batch rolls it back, and the caller sees the hook error', async () => {
+    using dir = temporaryDirectory();
+    const injected = new Error('injected before COMMIT');
+    let fail = true;
+    await using log = await EventLog.open(dir.file, {
+      hooks: {
+        beforeCommit: ({ committer }) => {
+          if (fail && committer === 'writer_thread') throw injected;
+        },
+      },
+    });
+    const group = [1, 2, 3].map((index) => invocation(`-${index}`, `s-${index}`));
+    const results = await Promise.allSettled(group.map((at) => log.append(write(at, facts.opened()))));
+    for (const result of results) {
+      expect(result.status).toBe('rejected');
+      expect((result as PromiseRejectedResult).reason).toMatchObject({
+        outcome: 'rejected',
+        cause: injected,
+      });
+    }
+    expect((await log.prefix(bounds)).highWater).toBe(0);
+    fail = false;
+    await Promise.all(group.map((at) => log.append(write(at, facts.opened()))));
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 3 });
+  });
+
+  it('a thread that dies with a batch in it leaves that batch outcome_unknown, and the next batch runs in a new thread', async () => {
+    using dir = temporaryDirectory();
+    let stop = false;
+    let stopping: Promise<void> | undefined;
+    await using log = await EventLog.open(dir.file, {
+      hooks: {
+        beforeCommit: () => {
+          if (stop) stopping = stopWriterThread();
+        },
+      },
+    });
+    const first = [1, 2].map((index) => invocation(`-${index}`, `s-${index}`));
+    await Promise.all(first.map((at) => log.append(write(at, facts.opened()))));
+    stop = true;
+    const cut = [3, 4].map((index) => invocation(`-${index}`, `s-${index}`));
+    const results = await Promise.allSettled(cut.map((at) => log.append(write(at, facts.opened()))));
+    await stopping;
+    stop = false;
+    for (const result of results) {
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ outcome: 'outcome_unknown' });
+    }
+    // Nothing is half there: the cut batch is whole or absent, and the chain verifies.
+    const highWater = (await log.prefix(bounds)).highWater;
+    expect([2, 4]).toContain(highWater);
+    const next = [5, 6].map((index) => invocation(`-${index}`, `s-${index}`));
+    await Promise.all(next.map((at) => log.append(write(at, facts.opened()))));
+    expect(await log.verifyChain()).toEqual({ ok: true, events: highWater + 2 });
+  });
+});
+
+describe('schema', () => {
+  it('a log whose events were keyed by a bigint sequence is rebuilt keyed by the rowid, digests unchanged', async () => {
+    using dir = temporaryDirectory();
+    const log = await EventLog.open(dir.file);
+    const at = invocation();
+    await log.append(write(at, facts.opened()));
+    await log.append(write(at, facts.completed('s', [])));
+    await log.append(write(at, facts.ended()));
+    const before = await log.prefix(bounds);
+    await log.close();
+    // The table as the first release made it: `sequence bigint primary key`, a second b-tree.
+    const raw = new Database(dir.file);
+    raw.exec(`create table events_old as select * from events;
+      drop table events;
+      create table events (sequence bigint primary key, event_id text not null unique, session_id text not null,
+        invocation_id text not null, run_id text not null, kind text not null, operation_id text, body text not null,
+        bytes integer not null, digest text not null, session_digest text not null);
+      insert into events select * from events_old;
+      drop table events_old;
+      create index events_by_session on events (session_id, sequence);
+      create index events_by_invocation on events (session_id, invocation_id, sequence);
+      delete from kysely_migration where name = '0002_sqlite_sequence_is_rowid';`);
+    const sequenceType = () =>
+      (raw.prepare('pragma table_info(events)').all() as { name: string; type: string }[]).find(
+        (column) => column.name === 'sequence',
+      )?.type;
+    expect(sequenceType()).toBe('bigint');
+    await using reopened = await EventLog.open(dir.file);
+    expect(sequenceType()?.toLowerCase()).toBe('integer');
+    const indexes = raw
+      .prepare(`select name from sqlite_master where type = 'index' and tbl_name = 'events'`)
+      .all();
+    expect(indexes.map((row) => (row as { name: string }).name).sort()).toEqual([
+      'events_by_invocation',
+      'events_by_session',
+      'sqlite_autoindex_events_1',
+    ]);
+    raw.close();
+    expect(await reopened.prefix(bounds)).toMatchObject({ highWater: 3, digest: before.digest });
+    expect(await reopened.verifyChain()).toEqual({ ok: true, events: 3 });
+    await reopened.append(write(invocation('-2'), facts.opened()));
+    expect(await reopened.verifyChain()).toEqual({ ok: true, events: 4 });
+  });
+});
