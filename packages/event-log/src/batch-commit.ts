@@ -36,6 +36,7 @@ export async function commitBatch(
   const { dialect, cache, beforeCommit } = context;
   // Said by the thread that runs the transaction, not by whoever chose it.
   const committer: Committer = isMainThread ? 'event_loop' : 'writer_thread';
+  const started = performance.now();
   const outcomes: WriteOutcome[] = [];
   let accepted: AcceptedWrite[] = [];
   let committing = false;
@@ -70,7 +71,7 @@ export async function commitBatch(
     return { kind: 'failed', committing, cause, outcomes };
   }
   cache.trim();
-  return { kind: 'committed', outcomes, committer };
+  return { kind: 'committed', outcomes, committer, elapsedMs: performance.now() - started };
 }
 
 /**

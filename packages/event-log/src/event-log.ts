@@ -41,6 +41,12 @@ export type EventLogOptions = {
    * that no statement or fsync blocks the event loop. `false` commits on the event loop.
    */
   readonly writerThread?: boolean;
+  /**
+   * How long a lone write may block the event loop on average, its transaction and
+   * fsync included (default 1 ms). Past it, lone writes commit in the writer thread too.
+   * `0` sends every write to the thread; `Infinity` keeps lone writes on the loop.
+   */
+  readonly loneCommitBudgetMs?: number;
   /** Points inside a commit where crash tests stop the process. */
   readonly hooks?: CommitHooks;
 };
@@ -67,6 +73,9 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #inline: BatchWriter;
   readonly #startThread: (() => BatchWriter) | undefined;
   #thread: BatchWriter | undefined;
+  /** Moving average of what a lone write's commit costs, wherever it ran (ms). */
+  #loneCommitMs = 0;
+  readonly #loneCommitBudgetMs: number;
   #closed: Promise<void> | undefined;
 
   private constructor(store: OpenDatabase, options: EventLogOptions) {
@@ -77,6 +86,7 @@ export class EventLog implements EventSink, AsyncDisposable {
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
     };
     this.#hooks = options.hooks ?? {};
+    this.#loneCommitBudgetMs = options.loneCommitBudgetMs ?? 1;
     const beforeCommit = this.#hooks.beforeCommit;
     this.#inline = inlineWriter(store, beforeCommit);
     // The thread starts with the first write, while that write commits here: a log only
@@ -123,13 +133,16 @@ export class EventLog implements EventSink, AsyncDisposable {
   }
 
   /**
-   * Where a batch commits. A lone write commits on the event loop: nobody else is
-   * waiting to write, and the thread would add two wake-ups to its latency (measured:
-   * about 0.3 ms, as much as its fsync on a quiet disk). Several writes go to the
-   * writer thread, where their statements and fsync block nothing.
+   * Where a batch commits. Several writes go to the writer thread, where their
+   * statements and fsync block nothing. A lone write commits on the event loop while
+   * that is cheap: the thread would add two wake-ups to its latency (measured: about
+   * 0.3 ms, as much as its fsync on a quiet disk). Once lone commits cost more than the
+   * budget on average (a slow or busy disk), they go to the thread too, and come back
+   * when the thread measures them cheap again.
    */
   #writerFor(size: number): BatchWriter {
-    return size === 1 || this.#thread === undefined ? this.#inline : this.#thread;
+    if (this.#thread === undefined) return this.#inline;
+    return size > 1 || this.#loneCommitMs >= this.#loneCommitBudgetMs ? this.#thread : this.#inline;
   }
 
   async #flush(batch: PendingWrite[]): Promise<boolean> {
@@ -141,6 +154,9 @@ export class EventLog implements EventSink, AsyncDisposable {
       committer: writer.committer,
     });
     const result = await writer.write(batch.map((pending) => pending.staged));
+    if (batch.length === 1 && result.kind === 'committed') {
+      this.#loneCommitMs += (result.elapsedMs - this.#loneCommitMs) * 0.1;
+    }
     settleBatch(batch, result, this.#hooks);
     return writer.endsInIo;
   }

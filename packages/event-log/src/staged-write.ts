@@ -24,7 +24,13 @@ export type WriteOutcome =
  * decided before it failed: a write they refused stays refused.
  */
 export type BatchResult =
-  | { readonly kind: 'committed'; readonly outcomes: readonly WriteOutcome[]; readonly committer: Committer }
+  | {
+      readonly kind: 'committed';
+      readonly outcomes: readonly WriteOutcome[];
+      readonly committer: Committer;
+      /** How long the transaction took where it ran, fsync included. */
+      readonly elapsedMs: number;
+    }
   | {
       readonly kind: 'failed';
       readonly committing: boolean;

@@ -32,6 +32,40 @@ describe('the writer thread', () => {
     });
   });
 
+  it('lone writes move to the thread while their commits are slow, and come back when they are cheap', async () => {
+    using dir = temporaryDirectory();
+    let slowMs = 0;
+    const committers: string[] = [];
+    await using log = await EventLog.open(dir.file, {
+      loneCommitBudgetMs: 10,
+      hooks: {
+        // Spinning inside the transaction stands for a slow disk, wherever it commits.
+        beforeCommit: () => {
+          const until = performance.now() + slowMs;
+          while (performance.now() < until);
+        },
+        afterCommit: ({ committer }) => committers.push(committer),
+      },
+    });
+    const at = invocation();
+    await log.append(write(at, facts.opened()));
+    slowMs = 25;
+    for (let index = 0; index < 12; index += 1) await log.append(write(at, facts.completed(`s${index}`, [])));
+    // The average (α = 0.1) passes 10 ms after four or five slow commits (25 × (1 − 0.9⁵)
+    // ≈ 10.2, more with the disk's own time); from then on they commit in the thread.
+    const switched = committers.indexOf('writer_thread');
+    expect(switched).toBeGreaterThanOrEqual(4);
+    expect(switched).toBeLessThanOrEqual(7);
+    expect(committers.slice(0, switched)).toEqual(Array(switched).fill('event_loop'));
+    expect(committers.slice(switched)).toEqual(Array(13 - switched).fill('writer_thread'));
+    slowMs = 0;
+    committers.length = 0;
+    for (let index = 0; index < 30; index += 1) await log.append(write(at, facts.completed(`t${index}`, [])));
+    expect(committers[0]).toBe('writer_thread');
+    expect(committers.at(-1)).toBe('event_loop');
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 43 });
+  });
+
   it('with writerThread: false every batch commits on the event loop', async () => {
     using dir = temporaryDirectory();
     const committers = new Set<string>();
