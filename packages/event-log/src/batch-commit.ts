@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { checkWrite, type RuleEffects } from './append-rules.js';
 import { type AcceptedWrite, insertEvents } from './insert-events.js';
 import { loadRuleState } from './load-rule-state.js';
-import type { LogDialect, QueryRun } from './log-dialect.js';
+import { type LogDialect, runAsync, runSync, type Statements, type SyncQueryRun } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
@@ -17,9 +17,15 @@ export type BatchContext = {
   readonly cache: RuleCache;
   /** Runs once every row is written, before `COMMIT`; a throw rolls the batch back. */
   readonly beforeCommit?: (batch: BatchInfo) => void;
-  /** Runs statements straight on the store's handle (SQLite) instead of through Kysely. */
-  readonly direct?: QueryRun;
+  /**
+   * Runs statements synchronously on the store's handle (SQLite): the whole transaction
+   * then runs without yielding, so nothing else in the thread can run inside it.
+   */
+  readonly direct?: SyncQueryRun;
 };
+
+/** Where a batch stands while its statements run. */
+type BatchProgress = { outcomes: WriteOutcome[]; committing: boolean };
 
 /**
  * Commits a batch of writes in one transaction (and, with `synchronous=FULL`, one
@@ -33,45 +39,70 @@ export async function commitBatch(
   context: BatchContext,
   batch: readonly StagedWrite[],
 ): Promise<BatchResult> {
-  const { dialect, cache, beforeCommit } = context;
   // Said by the thread that runs the transaction, not by whoever chose it.
   const committer: Committer = isMainThread ? 'event_loop' : 'writer_thread';
   const started = performance.now();
-  const outcomes: WriteOutcome[] = [];
-  let accepted: AcceptedWrite[] = [];
-  let committing = false;
+  const progress: BatchProgress = { outcomes: [], committing: false };
   try {
-    // Holding the connection keeps this process's reads out of the open transaction.
-    await db.connection().execute(async (connection) => {
-      const run: QueryRun = context.direct ?? (async (query) => (await connection.executeQuery(query)).rows);
-      for (const statement of dialect.begin) await run(statement);
-      try {
-        const token = await dialect.changeToken(run);
-        if (token === undefined || token !== cache.token) cache.reset();
-        cache.token = token;
-        await loadRuleState({ builder: connection, run }, cache, batch);
-        accepted = applyRules(cache, batch, outcomes);
-        await insertEvents({ builder: connection, run }, accepted, dialect.rowsPerInsert);
-        await writeRuleEffects({ builder: connection, run }, accepted);
-        // Optional call: without the hook, no id list is built.
-        beforeCommit?.({
-          size: accepted.length,
-          eventIds: accepted.map((entry) => entry.row.event_id),
-          committer,
-        });
-        committing = true;
-        await run(dialect.commit);
-      } catch (error) {
-        if (!committing) await run(dialect.rollback).catch(() => undefined);
-        throw error;
-      }
-    });
+    if (context.direct !== undefined) {
+      runSync(batchSteps(db, context, batch, progress, committer), context.direct);
+    } else {
+      // Holding one connection keeps the batch's statements in one transaction.
+      await db.connection().execute((connection) =>
+        runAsync(batchSteps(connection, context, batch, progress, committer), async (query) => {
+          return (await connection.executeQuery(query)).rows;
+        }),
+      );
+    }
   } catch (cause) {
-    cache.reset();
-    return { kind: 'failed', committing, cause, outcomes };
+    context.cache.reset();
+    return { kind: 'failed', committing: progress.committing, cause, outcomes: progress.outcomes };
   }
-  cache.trim();
-  return { kind: 'committed', outcomes, committer, elapsedMs: performance.now() - started };
+  context.cache.trim();
+  return {
+    kind: 'committed',
+    outcomes: progress.outcomes,
+    committer,
+    elapsedMs: performance.now() - started,
+  };
+}
+
+/** The batch's transaction, statement by statement (see `Statements`). */
+function* batchSteps(
+  builder: Kysely<LogDatabase>,
+  context: BatchContext,
+  batch: readonly StagedWrite[],
+  progress: BatchProgress,
+  committer: Committer,
+): Statements<void> {
+  const { dialect, cache, beforeCommit } = context;
+  for (const statement of dialect.begin) yield statement;
+  try {
+    const token = yield* dialect.changeToken();
+    if (token === undefined || token !== cache.token) cache.reset();
+    cache.token = token;
+    yield* loadRuleState(builder, cache, batch);
+    const accepted = applyRules(cache, batch, progress.outcomes);
+    yield* insertEvents(builder, accepted, dialect.rowsPerInsert);
+    yield* writeRuleEffects(builder, accepted);
+    // Optional call: without the hook, no id list is built.
+    beforeCommit?.({
+      size: accepted.length,
+      eventIds: accepted.map((entry) => entry.row.event_id),
+      committer,
+    });
+    progress.committing = true;
+    yield dialect.commit;
+  } catch (error) {
+    if (!progress.committing) {
+      try {
+        yield dialect.rollback;
+      } catch {
+        // The transaction is gone either way; the first error is the one to report.
+      }
+    }
+    throw error;
+  }
 }
 
 /**

@@ -43,8 +43,9 @@ export type EventLogOptions = {
   readonly writerThread?: boolean;
   /**
    * How long a lone write may block the event loop on average, its transaction and
-   * fsync included (default 1 ms). Past it, lone writes commit in the writer thread too.
-   * `0` sends every write to the thread; `Infinity` keeps lone writes on the loop.
+   * fsync included (default 2 ms). Past it, lone writes commit in the writer thread too,
+   * until the average falls under half of it. `0` sends every write to the thread;
+   * `Infinity` keeps lone writes on the loop.
    */
   readonly loneCommitBudgetMs?: number;
   /** Points inside a commit where crash tests stop the process. */
@@ -76,6 +77,7 @@ export class EventLog implements EventSink, AsyncDisposable {
   /** Moving average of what a lone write's commit costs, wherever it ran (ms). */
   #loneCommitMs = 0;
   readonly #loneCommitBudgetMs: number;
+  #loneInThread: boolean;
   #closed: Promise<void> | undefined;
 
   private constructor(store: OpenDatabase, options: EventLogOptions) {
@@ -86,7 +88,8 @@ export class EventLog implements EventSink, AsyncDisposable {
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
     };
     this.#hooks = options.hooks ?? {};
-    this.#loneCommitBudgetMs = options.loneCommitBudgetMs ?? 1;
+    this.#loneCommitBudgetMs = options.loneCommitBudgetMs ?? 2;
+    this.#loneInThread = this.#loneCommitBudgetMs <= 0;
     const beforeCommit = this.#hooks.beforeCommit;
     this.#inline = inlineWriter(store, beforeCommit);
     // The thread starts with the first write, while that write commits here: a log only
@@ -138,11 +141,18 @@ export class EventLog implements EventSink, AsyncDisposable {
    * that is cheap: the thread would add two wake-ups to its latency (measured: about
    * 0.3 ms, as much as its fsync on a quiet disk). Once lone commits cost more than the
    * budget on average (a slow or busy disk), they go to the thread too, and come back
-   * when the thread measures them cheap again.
+   * when the thread measures them at under half the budget: between the two lines
+   * nothing changes, so a disk near the budget does not flip writes between connections.
    */
   #writerFor(size: number): BatchWriter {
     if (this.#thread === undefined) return this.#inline;
-    return size > 1 || this.#loneCommitMs >= this.#loneCommitBudgetMs ? this.#thread : this.#inline;
+    return size > 1 || this.#loneInThread ? this.#thread : this.#inline;
+  }
+
+  #measureLone(elapsedMs: number): void {
+    this.#loneCommitMs += (elapsedMs - this.#loneCommitMs) * 0.1;
+    if (this.#loneCommitMs >= this.#loneCommitBudgetMs) this.#loneInThread = true;
+    else if (this.#loneCommitMs < this.#loneCommitBudgetMs / 2) this.#loneInThread = false;
   }
 
   async #flush(batch: PendingWrite[]): Promise<boolean> {
@@ -154,9 +164,7 @@ export class EventLog implements EventSink, AsyncDisposable {
       committer: writer.committer,
     });
     const result = await writer.write(batch.map((pending) => pending.staged));
-    if (batch.length === 1 && result.kind === 'committed') {
-      this.#loneCommitMs += (result.elapsedMs - this.#loneCommitMs) * 0.1;
-    }
+    if (batch.length === 1 && result.kind === 'committed') this.#measureLone(result.elapsedMs);
     settleBatch(batch, result, this.#hooks);
     return writer.endsInIo;
   }

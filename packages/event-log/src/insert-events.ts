@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { RuleEffects } from './append-rules.js';
-import type { BatchStatements } from './log-dialect.js';
+import { run, type Statements } from './log-dialect.js';
 import type { EventsTable, LogDatabase } from './log-schema.js';
 import type { StagedWrite } from './staged-write.js';
 
@@ -54,11 +54,11 @@ function insertTemplate(db: Kysely<LogDatabase>, rows: number): CompiledQuery {
  * faster than one multi-row `VALUES` (measured: ≈24 against ≈42 µs per row with the
  * log's indexes); a networked store wants many rows per round trip.
  */
-export async function insertEvents(
-  store: BatchStatements,
+export function* insertEvents(
+  builder: Kysely<LogDatabase>,
   accepted: readonly AcceptedWrite[],
   rowsPerInsert: number,
-): Promise<void> {
+): Statements<void> {
   for (let start = 0; start < accepted.length; start += rowsPerInsert) {
     const end = Math.min(accepted.length, start + rowsPerInsert);
     const parameters: unknown[] = [];
@@ -66,12 +66,12 @@ export async function insertEvents(
       const row = accepted[index]!.row;
       for (const column of eventColumns) parameters.push(row[column]);
     }
-    await store.run({ ...insertTemplate(store.builder, end - start), parameters });
+    yield* run({ ...insertTemplate(builder, end - start), parameters });
   }
   const results = accepted.filter((entry) => entry.staged.result !== undefined);
   if (results.length === 0) return;
-  await store.run(
-    store.builder
+  yield* run(
+    builder
       .insertInto('tool_results')
       .values(
         results.map(({ staged, row }) => ({

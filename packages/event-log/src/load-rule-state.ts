@@ -1,4 +1,6 @@
-import type { BatchStatements } from './log-dialect.js';
+import type { Kysely } from 'kysely';
+import { run, type Statements } from './log-dialect.js';
+import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
 import type { StagedWrite } from './staged-write.js';
 
@@ -7,14 +9,14 @@ import type { StagedWrite } from './staged-write.js';
  * heads, the sessions, invocations and operations the writes name. Runs inside the
  * write transaction, so what it reads cannot change before the batch commits.
  */
-export async function loadRuleState(
-  store: BatchStatements,
+export function* loadRuleState(
+  builder: Kysely<LogDatabase>,
   cache: RuleCache,
   batch: readonly StagedWrite[],
-): Promise<void> {
+): Statements<void> {
   if (cache.head === undefined) {
-    const [last] = await store.run(
-      store.builder
+    const [last] = yield* run(
+      builder
         .selectFrom('events')
         .select(['sequence', 'digest'])
         .orderBy('sequence', 'desc')
@@ -38,9 +40,9 @@ export async function loadRuleState(
       if (!cache.operations.has(key)) operations.set(key, { sessionId, operationId });
     }
   }
-  await loadSessions(store, cache, [...sessions]);
-  await loadInvocations(store, cache, [...invocations.values()]);
-  await loadOperations(store, cache, [...operations.values()]);
+  yield* loadSessions(builder, cache, [...sessions]);
+  yield* loadInvocations(builder, cache, [...invocations.values()]);
+  yield* loadOperations(builder, cache, [...operations.values()]);
 }
 
 function operationIdsOf(fact: StagedWrite['event']['fact']): string[] {
@@ -51,14 +53,14 @@ function operationIdsOf(fact: StagedWrite['event']['fact']): string[] {
   return [fact.operationId];
 }
 
-async function loadSessions(store: BatchStatements, cache: RuleCache, ids: string[]): Promise<void> {
+function* loadSessions(builder: Kysely<LogDatabase>, cache: RuleCache, ids: string[]): Statements<void> {
   if (ids.length === 0) return;
-  const rows = await store.run(
-    store.builder.selectFrom('sessions').selectAll().where('session_id', 'in', ids).compile(),
+  const rows = yield* run(
+    builder.selectFrom('sessions').selectAll().where('session_id', 'in', ids).compile(),
   );
   // A session's chain head is its last event; the index on (session_id, sequence) finds it.
-  const heads = await store.run(
-    store.builder
+  const heads = yield* run(
+    builder
       .selectFrom('events')
       .select(['session_id', 'sequence', 'session_digest'])
       .where('sequence', 'in', (eb) =>
@@ -81,14 +83,14 @@ async function loadSessions(store: BatchStatements, cache: RuleCache, ids: strin
   }
 }
 
-async function loadInvocations(
-  store: BatchStatements,
+function* loadInvocations(
+  builder: Kysely<LogDatabase>,
   cache: RuleCache,
   keys: { sessionId: string; invocationId: string }[],
-): Promise<void> {
+): Statements<void> {
   if (keys.length === 0) return;
-  const rows = await store.run(
-    store.builder
+  const rows = yield* run(
+    builder
       .selectFrom('invocations')
       .select(['session_id', 'invocation_id', 'turn_id', 'run_id', 'ended_sequence', 'terminal'])
       .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
@@ -105,14 +107,14 @@ async function loadInvocations(
   }
 }
 
-async function loadOperations(
-  store: BatchStatements,
+function* loadOperations(
+  builder: Kysely<LogDatabase>,
   cache: RuleCache,
   keys: { sessionId: string; operationId: string }[],
-): Promise<void> {
+): Statements<void> {
   if (keys.length === 0) return;
-  const rows = await store.run(
-    store.builder
+  const rows = yield* run(
+    builder
       .selectFrom('operations')
       .select(['session_id', 'operation_id', 'invocation_id', 'parent_operation_id', 'state'])
       .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))

@@ -1,15 +1,55 @@
-import { CompiledQuery, type Kysely } from 'kysely';
-import type { LogDatabase } from './log-schema.js';
+import { CompiledQuery } from 'kysely';
 
 /**
- * Runs one compiled statement inside a batch's transaction and returns its rows.
- * Statements are built with Kysely and run either through its connection (PostgreSQL)
- * or straight on the SQLite handle, which skips Kysely's executor on every statement.
+ * A batch's statements as a generator: it yields each compiled statement and is handed
+ * back that statement's rows. The same rules and writes then run synchronously on a
+ * SQLite handle (`runSync`: nothing else in the thread can run between `BEGIN` and
+ * `COMMIT`) or through an asynchronous driver (`runAsync`, PostgreSQL).
  */
-export type QueryRun = <R>(query: CompiledQuery<R>) => Promise<R[]>;
+export type Statements<T> = Generator<CompiledQuery, T, unknown[]>;
 
-/** What a batch's statements are built with (never run through) and run by. */
-export type BatchStatements = { readonly builder: Kysely<LogDatabase>; readonly run: QueryRun };
+/** One statement inside a `Statements` generator, typed by its rows. */
+export function* run<R>(query: CompiledQuery<R>): Statements<R[]> {
+  return (yield query) as R[];
+}
+
+/** Runs a statement now and returns its rows (a SQLite handle). */
+export type SyncQueryRun = (query: CompiledQuery) => unknown[];
+
+/** Runs every statement of `steps` synchronously. */
+export function runSync<T>(steps: Statements<T>, execute: SyncQueryRun): T {
+  let step = steps.next();
+  while (!step.done) {
+    let result: unknown[];
+    try {
+      result = execute(step.value);
+    } catch (error) {
+      step = steps.throw(error);
+      continue;
+    }
+    step = steps.next(result);
+  }
+  return step.value;
+}
+
+/** Runs every statement of `steps`, awaiting each. */
+export async function runAsync<T>(
+  steps: Statements<T>,
+  execute: (query: CompiledQuery) => Promise<unknown[]>,
+): Promise<T> {
+  let step = steps.next();
+  while (!step.done) {
+    let result: unknown[];
+    try {
+      result = await execute(step.value);
+    } catch (error) {
+      step = steps.throw(error);
+      continue;
+    }
+    step = steps.next(result);
+  }
+  return step.value;
+}
 
 /**
  * What differs between the stores: how a write transaction takes the log's single
@@ -29,7 +69,7 @@ export interface LogDialect {
    * A token that changes whenever another connection committed since the last call,
    * or `undefined` when the store cannot tell (then nothing is cached across batches).
    */
-  changeToken(run: QueryRun): Promise<number | undefined>;
+  changeToken(): Statements<number | undefined>;
 }
 
 const dataVersion = CompiledQuery.raw('pragma data_version');
@@ -41,8 +81,8 @@ export const sqliteDialect: LogDialect = {
   commit: CompiledQuery.raw('commit'),
   rollback: CompiledQuery.raw('rollback'),
   rowsPerInsert: 1,
-  async changeToken(run) {
-    const rows = await run(dataVersion as CompiledQuery<{ data_version: number }>);
+  *changeToken() {
+    const rows = yield* run(dataVersion as CompiledQuery<{ data_version: number }>);
     return rows[0]?.data_version;
   },
 };
@@ -54,5 +94,8 @@ export const postgresDialect: LogDialect = {
   commit: CompiledQuery.raw('commit'),
   rollback: CompiledQuery.raw('rollback'),
   rowsPerInsert: 500,
-  changeToken: async () => undefined,
+  // biome-ignore lint/correctness/useYield: PostgreSQL has no token; the generator asks for nothing.
+  *changeToken() {
+    return undefined;
+  },
 };

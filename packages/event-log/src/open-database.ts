@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { EventLogError } from './event-log-error.js';
-import { type LogDialect, type QueryRun, sqliteDialect } from './log-dialect.js';
+import { type LogDialect, type SyncQueryRun, sqliteDialect } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { connectSqlite } from './sqlite-connection.js';
 
@@ -9,7 +9,7 @@ export type OpenDatabase = {
   readonly db: Kysely<LogDatabase>;
   readonly dialect: LogDialect;
   /** Runs a batch's statements straight on the SQLite handle. */
-  readonly direct?: QueryRun;
+  readonly direct?: SyncQueryRun;
   /** A SQLite file in WAL mode, which a writer thread may open beside this connection. */
   readonly walFile?: string;
 };

@@ -2,11 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
-import type { QueryRun } from './log-dialect.js';
+import type { SyncQueryRun } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 
 /** One connection to a SQLite log: through Kysely, and straight on the handle. */
-export type SqliteConnection = { db: Kysely<LogDatabase>; direct: QueryRun; wal: boolean };
+export type SqliteConnection = { db: Kysely<LogDatabase>; direct: SyncQueryRun; wal: boolean };
 
 /**
  * One connection to a SQLite log file (created if needed) in WAL mode with
@@ -23,9 +23,9 @@ export function connectSqlite(path: string): SqliteConnection {
   database.pragma('busy_timeout = 10000');
   const prepared = withStatementCache(database);
   const db = new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: prepared }) });
-  const direct: QueryRun = async (query) => {
+  const direct: SyncQueryRun = (query) => {
     const statement = prepared.prepare(query.sql) as unknown as Database.Statement;
-    if (statement.reader) return statement.all(query.parameters) as never[];
+    if (statement.reader) return statement.all(query.parameters);
     statement.run(query.parameters);
     return [];
   };

@@ -1,5 +1,7 @@
+import type { Kysely } from 'kysely';
 import type { AcceptedWrite } from './insert-events.js';
-import type { BatchStatements } from './log-dialect.js';
+import { run, type Statements } from './log-dialect.js';
+import type { LogDatabase } from './log-schema.js';
 
 /**
  * Writes what the accepted events change beside the events table: invocation rows,
@@ -7,14 +9,14 @@ import type { BatchStatements } from './log-dialect.js';
  * dispatch or a second live invocation in a session fails here even if a rule was
  * skipped.
  */
-export async function writeRuleEffects(
-  store: BatchStatements,
+export function* writeRuleEffects(
+  builder: Kysely<LogDatabase>,
   accepted: readonly AcceptedWrite[],
-): Promise<void> {
+): Statements<void> {
   const opened = accepted.filter((entry) => entry.effects.openInvocation);
   if (opened.length > 0) {
-    await store.run(
-      store.builder
+    yield* run(
+      builder
         .insertInto('invocations')
         .values(
           opened.map(({ row, staged }) => ({
@@ -33,8 +35,8 @@ export async function writeRuleEffects(
   }
   for (const { row, effects } of accepted) {
     if (!effects.endInvocation) continue;
-    await store.run(
-      store.builder
+    yield* run(
+      builder
         .updateTable('invocations')
         .set({ ended_sequence: row.sequence, terminal: effects.endInvocation.terminal, live: null })
         .where('session_id', '=', row.session_id)
@@ -44,8 +46,8 @@ export async function writeRuleEffects(
   }
   const operations = accepted.filter((entry) => entry.effects.dispatch || entry.effects.reject);
   if (operations.length > 0) {
-    await store.run(
-      store.builder
+    yield* run(
+      builder
         .insertInto('operations')
         .values(
           operations.map(({ row, effects }) => ({
@@ -62,8 +64,8 @@ export async function writeRuleEffects(
   }
   for (const { row, effects } of accepted) {
     if (!effects.close) continue;
-    await store.run(
-      store.builder
+    yield* run(
+      builder
         .updateTable('operations')
         .set({ state: 'closed' })
         .where('session_id', '=', row.session_id)
@@ -71,13 +73,13 @@ export async function writeRuleEffects(
         .compile(),
     );
   }
-  await writeSessionAdmission(store, accepted);
+  yield* writeSessionAdmission(builder, accepted);
 }
 
-async function writeSessionAdmission(
-  store: BatchStatements,
+function* writeSessionAdmission(
+  builder: Kysely<LogDatabase>,
   accepted: readonly AcceptedWrite[],
-): Promise<void> {
+): Statements<void> {
   const admission = new Map<string, { live: string | null; held: string | null }>();
   for (const { row, effects } of accepted) {
     if (effects.openInvocation) admission.set(row.session_id, { live: row.invocation_id, held: null });
@@ -85,8 +87,8 @@ async function writeSessionAdmission(
       admission.set(row.session_id, { live: null, held: effects.endInvocation.heldFor });
   }
   if (admission.size === 0) return;
-  await store.run(
-    store.builder
+  yield* run(
+    builder
       .insertInto('sessions')
       .values(
         [...admission].map(([sessionId, state]) => ({

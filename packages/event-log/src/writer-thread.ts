@@ -5,7 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { RuntimeEvent } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
 import { commitBatch } from './batch-commit.js';
-import { type QueryRun, sqliteDialect } from './log-dialect.js';
+import { type SyncQueryRun, sqliteDialect } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
 import { connectSqlite } from './sqlite-connection.js';
@@ -22,7 +22,7 @@ import {
 
 type OpenLog = {
   readonly db: Kysely<LogDatabase>;
-  readonly direct: QueryRun;
+  readonly direct: SyncQueryRun;
   readonly cache: RuleCache;
   readonly pauses: boolean;
 };

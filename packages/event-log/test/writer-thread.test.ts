@@ -32,7 +32,7 @@ describe('the writer thread', () => {
     });
   });
 
-  it('lone writes move to the thread while their commits are slow, and come back when they are cheap', async () => {
+  it('lone writes move to the thread while their commits are slow, and come back once they cost under half the budget', async () => {
     using dir = temporaryDirectory();
     let slowMs = 0;
     const committers: string[] = [];
