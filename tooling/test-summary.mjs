@@ -19,19 +19,18 @@ for (const group of ['packages', 'apps', 'tooling']) {
     }
     const result = JSON.parse(readFileSync(report, 'utf8'));
     passed += result.numPassedTests ?? 0;
-    failed +=
-      (result.numFailedTests ?? 0) +
-      (result.numFailedTestSuites ?? 0) -
-      countFailedSuitesWithFailedTests(result);
+    failed += (result.numFailedTests ?? 0) + countFilesFailedWithoutFailedTests(result);
     skipped += (result.numPendingTests ?? 0) + (result.numTodoTests ?? 0);
   }
 }
 
-function countFailedSuitesWithFailedTests(result) {
-  // A suite that failed because a test in it failed is already counted by its tests.
+function countFilesFailedWithoutFailedTests(result) {
+  // A file that failed to load (or in a hook) has no failed test to count it; a file
+  // that failed because a test in it failed is counted by its tests. (vitest's own
+  // numFailedTestSuites also counts each describe block, so it cannot be used here.)
   return (result.testResults ?? []).filter(
-    (suite) =>
-      suite.status === 'failed' && (suite.assertionResults ?? []).some((test) => test.status === 'failed'),
+    (file) =>
+      file.status === 'failed' && !(file.assertionResults ?? []).some((test) => test.status === 'failed'),
   ).length;
 }
 
