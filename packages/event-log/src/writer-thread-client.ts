@@ -161,12 +161,9 @@ export class ThreadWriter implements BatchWriter {
   readonly #beforeCommit: ((batch: BatchInfo) => void) | undefined;
   #connection: { thread: WriterThread; log: Promise<number> } | undefined;
 
-  /** Starts the thread (if the process has none) and opens the log in it, in the background. */
   constructor(path: string, beforeCommit: ((batch: BatchInfo) => void) | undefined) {
     this.#path = path;
     this.#beforeCommit = beforeCommit;
-    // A failure to open is reported to the first write; nobody may be waiting yet.
-    this.#connect().log.catch(() => undefined);
   }
 
   #connect(): { thread: WriterThread; log: Promise<number> } {
