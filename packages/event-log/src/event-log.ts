@@ -92,8 +92,8 @@ export class EventLog implements EventSink, AsyncDisposable {
     this.#loneInThread = this.#loneCommitBudgetMs <= 0;
     const beforeCommit = this.#hooks.beforeCommit;
     this.#inline = inlineWriter(store, beforeCommit);
-    // The thread starts with the first write, while that write commits here: a log only
-    // read never starts one, and a writer finds it ready by the time writes group.
+    // The thread starts with the first batch of several writes: a log only read, or
+    // written one fact at a time, never starts one.
     if (walFile !== undefined && options.writerThread !== false) {
       this.#startThread = () => new ThreadWriter(walFile, beforeCommit);
     }
@@ -129,7 +129,6 @@ export class EventLog implements EventSink, AsyncDisposable {
    */
   commit(write: EventWrite): Promise<CommitReceipt> {
     if (this.#closed) return Promise.reject(new EventLogError('closed', 'the event log is closed'));
-    this.#thread ??= this.#startThread?.();
     return new Promise<CommitReceipt>((resolve, reject) => {
       this.#queue.push({ staged: stageWrite(write, this.#limits), resolve, reject });
     });
@@ -145,8 +144,9 @@ export class EventLog implements EventSink, AsyncDisposable {
    * nothing changes, so a disk near the budget does not flip writes between connections.
    */
   #writerFor(size: number): BatchWriter {
-    if (this.#thread === undefined) return this.#inline;
-    return size > 1 || this.#loneInThread ? this.#thread : this.#inline;
+    if (this.#startThread === undefined || (size === 1 && !this.#loneInThread)) return this.#inline;
+    this.#thread ??= this.#startThread();
+    return this.#thread;
   }
 
   #measureLone(elapsedMs: number): void {
