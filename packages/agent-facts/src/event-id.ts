@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
  * right edge: a batch of writes touches a page or two of that index instead of one page
  * per write (measured on SQLite with 64 writers: a fifth less WAL per batch). Built on
  * Node's `randomUUID`, which keeps a pool of random bytes; `uuid`'s `v7` costs about
- * 5 µs, this about 0.3 µs.
+ * 4.7 µs, this about 1 µs.
  */
 export function newEventId(now = Date.now()): string {
   const time = now.toString(16).padStart(12, '0');
