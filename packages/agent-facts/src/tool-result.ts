@@ -8,6 +8,7 @@ import type { ResultReference } from './tool-call-schema.js';
 export class ToolResult {
   readonly #value: unknown;
   readonly #text: string;
+  #reference: ResultReference | undefined;
 
   private constructor(value: unknown, text: string) {
     this.#value = value;
@@ -35,8 +36,12 @@ export class ToolResult {
     return this.#text;
   }
 
-  /** Digest and size, as the settling fact carries them. */
+  /**
+   * Digest and size, as the settling fact carries them. Computed once: a result of
+   * megabytes is hashed when its fact is built, and again by every reader otherwise.
+   */
   reference(): ResultReference {
-    return { digest: contentDigest(this.#text), bytes: Buffer.byteLength(this.#text) };
+    this.#reference ??= { digest: contentDigest(this.#text), bytes: Buffer.byteLength(this.#text) };
+    return { ...this.#reference };
   }
 }

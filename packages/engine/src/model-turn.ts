@@ -1,4 +1,4 @@
-import type { ModelObservation, ModelStep, ModelUsage } from '@factum/agent-facts';
+import type { ModelStep, ModelUsage } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
 import { type ModelExecutor, type ModelRequest, requestDigest, routeIdentity } from '@factum/model';
 import { projectMessages } from './context-projection.js';

@@ -28,7 +28,10 @@ describe.each(testStores())('Code mode through the engine on $name', (stores) =>
     const effects: unknown[] = [];
     const echo = {
       names: () => ['echo'],
-      invoke: async (_: string, value: unknown) => (effects.push(value), value),
+      invoke: async (_: string, value: unknown) => {
+        effects.push(value);
+        return value;
+      },
     };
     const run = { ...input(provider, 'code', echo), configuration: configuration('code_mode') };
     const result = await engine.run(run);

@@ -28,12 +28,12 @@ export function stageWrite(write: EventWrite, limits: WriteLimits): StagedWrite 
   }
   const result = write.result;
   if (result === undefined) return { event: write.event, body, bytes };
-  const text = result.text();
-  if (Buffer.byteLength(text) > limits.maxResultBytes) {
+  const reference = result.reference();
+  if (reference.bytes > limits.maxResultBytes) {
     throw new AppendRefusedError(
       'write_too_large',
       `tool result is over maxResultBytes (${limits.maxResultBytes})`,
     );
   }
-  return { event: write.event, body, bytes, result: { digest: result.reference().digest, text } };
+  return { event: write.event, body, bytes, result: { digest: reference.digest, text: result.text() } };
 }

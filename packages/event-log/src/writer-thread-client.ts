@@ -188,7 +188,9 @@ export class ThreadWriter implements BatchWriter {
       // The batch never reached the thread.
       return { kind: 'failed', committing: false, cause, outcomes: [] };
     }
-    const writes = batch.map(({ body, result }) => (result === undefined ? { body } : { body, result }));
+    const writes = batch.map(({ body, bytes, result }) =>
+      result === undefined ? { body, bytes } : { body, bytes, result },
+    );
     let done: Extract<FromWriterThread, { type: 'done' }>;
     try {
       done = await thread.request({ type: 'write', log, writes }).reply;

@@ -3,6 +3,7 @@ import type { BatchInfo, BatchResult } from './staged-write.js';
 /** A staged write as it crosses to the writer thread: the event travels as its bytes. */
 export type WireWrite = {
   readonly body: string;
+  readonly bytes: number;
   readonly result?: { readonly digest: string; readonly text: string };
 };
 

@@ -45,7 +45,7 @@ function pauseBeforeCommit(log: number, batch: BatchInfo): void {
 
 function stage(write: WireWrite): StagedWrite {
   const event = JSON.parse(write.body) as RuntimeEvent;
-  return { event, body: write.body, bytes: Buffer.byteLength(write.body), result: write.result };
+  return { event, body: write.body, bytes: write.bytes, result: write.result };
 }
 
 function toWire(result: BatchResult): WireBatchResult {
