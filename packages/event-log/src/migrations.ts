@@ -1,5 +1,6 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 import type { LogDatabase } from './log-schema.js';
+import { runMigrations } from './run-migrations.js';
 
 /**
  * The log's schema. Uniqueness that the promise depends on is a constraint, not a
@@ -113,42 +114,32 @@ async function createEventIndexes(db: Kysely<unknown>): Promise<void> {
 
 /**
  * Rebuilds a SQLite events table made with a `bigint` key into one keyed by the rowid,
- * row for row (bytes and digests unchanged), in one transaction: a crash leaves the old
- * table or the new one. Skips a table already keyed by the rowid, so two processes
- * opening the same log at once both succeed.
+ * row for row (bytes and digests unchanged). It runs inside its migration's transaction:
+ * a crash leaves the old table or the new one. Skips a table already keyed by the rowid.
  */
 async function sequenceAsRowid(db: Kysely<unknown>): Promise<void> {
-  await sql`begin immediate`.execute(db);
-  try {
-    const columns = await sql<{ name: string; type: string; pk: number }>`pragma table_info(events)`.execute(
-      db,
-    );
-    const sequence = columns.rows.find((column) => column.name === 'sequence');
-    if (sequence?.type.toLowerCase() !== 'integer' || sequence.pk !== 1) {
-      await createEvents(db, 'events_rowid', 'integer');
-      await sql`insert into events_rowid select sequence, event_id, session_id, invocation_id, run_id, kind, operation_id, body, bytes, digest, session_digest from events order by sequence`.execute(
-        db,
-      );
-      await sql`drop table events`.execute(db);
-      await sql`alter table events_rowid rename to events`.execute(db);
-      await createEventIndexes(db);
-    }
-    await sql`commit`.execute(db);
-  } catch (error) {
-    await sql`rollback`.execute(db).catch(() => undefined);
-    throw error;
-  }
+  const columns = await sql<{ name: string; type: string; pk: number }>`pragma table_info(events)`.execute(
+    db,
+  );
+  const sequence = columns.rows.find((column) => column.name === 'sequence');
+  if (sequence?.type.toLowerCase() === 'integer' && sequence.pk === 1) return;
+  await createEvents(db, 'events_rowid', 'integer');
+  await sql`insert into events_rowid select sequence, event_id, session_id, invocation_id, run_id, kind, operation_id, body, bytes, digest, session_digest from events order by sequence`.execute(
+    db,
+  );
+  await sql`drop table events`.execute(db);
+  await sql`alter table events_rowid rename to events`.execute(db);
+  await createEventIndexes(db);
 }
 
-/** Brings the schema up to date; a failure names the migration that failed. */
+/**
+ * Brings the schema up to date: one migration per transaction with its bookkeeping,
+ * under a lock every opener shares (see `runMigrations`). Safe to call from any number
+ * of processes at once, and after a kill at any point.
+ */
 export async function migrateToLatest(
   db: Kysely<LogDatabase>,
   dialect: 'sqlite' | 'postgres',
 ): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: async () => migrationsFor(dialect) };
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
-  if (error !== undefined) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`event log migration ${failed} failed`, { cause: error });
-  }
+  await runMigrations(db as unknown as Kysely<unknown>, dialect, migrationsFor(dialect));
 }

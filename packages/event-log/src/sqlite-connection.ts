@@ -18,9 +18,11 @@ export type SqliteConnection = { db: Kysely<LogDatabase>; direct: SyncQueryRun; 
 export function connectSqlite(path: string): SqliteConnection {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new Database(path);
+  // First, so that switching a brand-new file to WAL, which needs a moment of exclusive
+  // access, waits for another process opening the same file instead of failing.
+  database.pragma('busy_timeout = 10000');
   const wal = database.pragma('journal_mode = WAL', { simple: true }) === 'wal';
   database.pragma('synchronous = FULL');
-  database.pragma('busy_timeout = 10000');
   const prepared = withStatementCache(database);
   const db = new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: prepared }) });
   const direct: SyncQueryRun = (query) => {

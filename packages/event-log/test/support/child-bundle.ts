@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'tsup';
+
+const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Bundles a child script and the log's sources it imports into one ESM file, so that
+ * each child is a plain `node` process: a loader that compiles TypeScript costs several
+ * times a child's whole start-up, and the opening tests start a few hundred children.
+ * The file lives inside the package's `node_modules`, where `better-sqlite3` and `pg`
+ * (left outside the bundle: a native addon, and a driver only PostgreSQL logs load)
+ * resolve as they do for the package itself.
+ */
+export async function bundleChild(entry: URL, name: string): Promise<string> {
+  const outDir = join(packageRoot, 'node_modules', '.cache', 'factum-test-children');
+  await build({
+    entry: { [name]: fileURLToPath(entry) },
+    outDir,
+    format: ['esm'],
+    platform: 'node',
+    target: 'node20',
+    outExtension: () => ({ js: '.mjs' }),
+    external: ['better-sqlite3', 'pg'],
+    noExternal: [/^(?!better-sqlite3|pg)/],
+    esbuildOptions(options) {
+      options.conditions = ['@factum/source'];
+    },
+    splitting: false,
+    sourcemap: false,
+    dts: false,
+    config: false,
+    silent: true,
+    clean: false,
+    banner: {
+      js: "import { createRequire as bundleRequire } from 'node:module';const require = bundleRequire(import.meta.url);",
+    },
+  });
+  return join(outDir, `${name}.mjs`);
+}
