@@ -3,9 +3,9 @@ import { defineConfig } from 'vitest/config';
 /**
  * Shared vitest settings. Workspace packages resolve to their TypeScript sources
  * through the `@factum/source` export condition, so a test never runs against a
- * stale build of a sibling.
+ * stale build of a sibling. `postgres: true` for suites that run on PostgreSQL too.
  */
-export function factumVitest(options: { testTimeout?: number } = {}) {
+export function factumVitest(options: { testTimeout?: number; postgres?: boolean } = {}) {
   // Node adds `import`/`require` by itself. Passed as a user condition, `import` makes
   // externalised CommonJS packages (`pg`) require the ESM build of their dependencies.
   const conditions = ['@factum/source', 'node', 'default'];
@@ -15,6 +15,11 @@ export function factumVitest(options: { testTimeout?: number } = {}) {
     test: {
       include: ['test/**/*.test.ts'],
       setupFiles: [new URL('./vitest.setup.ts', import.meta.url).pathname],
+      // Suites that run on PostgreSQL too get a real server even on a fresh machine:
+      // the shared embedded one, unless FACTUM_TEST_POSTGRES_URL names another.
+      ...(options.postgres
+        ? { globalSetup: [new URL('./test-postgres/global-setup.mjs', import.meta.url).pathname] }
+        : {}),
       testTimeout: options.testTimeout ?? 20_000,
       hookTimeout: 20_000,
       pool: 'forks',

@@ -8,7 +8,7 @@ import { TOKEN } from './server-harness.ts';
 
 const postgres = testStores().find((factory) => factory.name === 'postgres');
 
-describe.skipIf(postgres === undefined)('factum serve on PostgreSQL', () => {
+describe('factum serve on PostgreSQL', () => {
   it('two servers on two ports share one log: each sees the other’s facts, and admission is shared', async () => {
     await using store = await postgres!.create();
     await using provider = await startScriptedProvider();

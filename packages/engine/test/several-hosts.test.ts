@@ -38,7 +38,7 @@ function host(args: string[]): Host {
 const ledgerLines = (path: string) =>
   existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
-describe.skipIf(postgres === undefined)('several hosts on one PostgreSQL log', () => {
+describe('several hosts on one PostgreSQL log', () => {
   it('a handoff committed by one process is resumed by another; nothing runs twice', async () => {
     await using store = await postgres!.create();
     using dir = temporaryDirectory();

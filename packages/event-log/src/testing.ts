@@ -18,9 +18,11 @@ export type TestStore = AsyncDisposable & {
 export type TestStoreFactory = { readonly name: 'sqlite' | 'postgres'; create(): Promise<TestStore> };
 
 /**
- * The stores a parameterised suite runs against: SQLite always, and PostgreSQL when
- * `FACTUM_TEST_POSTGRES_URL` names a server whose role may create databases (each test
- * gets its own database, dropped afterwards).
+ * The stores a parameterised suite runs against: SQLite and PostgreSQL, always. The
+ * PostgreSQL server is the one `FACTUM_TEST_POSTGRES_URL` names (its role must be able to
+ * create databases; each test gets its own, dropped afterwards). The workspace's vitest
+ * setup (`factumVitest({ postgres: true })`) sets it to an embedded PostgreSQL when it is
+ * not set; a PostgreSQL store made without it fails with a clear error, never skips.
  *
  * @example
  * describe.each(testStores())('the log on $name', (stores) => {
@@ -31,10 +33,20 @@ export type TestStoreFactory = { readonly name: 'sqlite' | 'postgres'; create():
  * });
  */
 export function testStores(env: NodeJS.ProcessEnv = process.env): TestStoreFactory[] {
+  return [
+    { name: 'sqlite', create: async () => sqliteStore() },
+    { name: 'postgres', create: () => postgresStore(postgresUrl(env)) },
+  ];
+}
+
+function postgresUrl(env: NodeJS.ProcessEnv): string {
   const url = env.FACTUM_TEST_POSTGRES_URL;
-  const factories: TestStoreFactory[] = [{ name: 'sqlite', create: async () => sqliteStore() }];
-  if (url) factories.push({ name: 'postgres', create: () => postgresStore(url) });
-  return factories;
+  if (!url) {
+    throw new Error(
+      'FACTUM_TEST_POSTGRES_URL is not set: run the suite with the workspace vitest config (factumVitest({ postgres: true }) starts an embedded PostgreSQL), or name a server',
+    );
+  }
+  return url;
 }
 
 function sqliteStore(): TestStore {
