@@ -66,6 +66,8 @@ export {
 export { parseWith } from './parse.js';
 export type { EventOrigin } from './runtime-event.js';
 export { parseFact, RuntimeEvent, RuntimeEventSchema } from './runtime-event.js';
+export type { StepToolCall } from './step-operation-ids.js';
+export { StepOperationIds, stepToolCalls } from './step-operation-ids.js';
 export type { TerminalStatus } from './terminal-status.js';
 export { TerminalStatusSchema, terminalStatusOf } from './terminal-status.js';
 export type { FactError, ResultReference, ToolCall, ToolOrigin, ToolOutcome } from './tool-call-schema.js';

@@ -8,6 +8,7 @@ export const ToolRejectionSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('not_nestable') }),
   z.strictObject({ kind: z.literal('interrupted') }),
   z.strictObject({ kind: z.literal('limit_exceeded'), message: z.string() }),
+  z.strictObject({ kind: z.literal('repeated_call_id') }),
 ]);
 export type ToolRejection = z.infer<typeof ToolRejectionSchema>;
 
@@ -32,6 +33,8 @@ export function rejectionSentence(rejection: ToolRejection, _language: Language 
       return 'did not run: the process stopped before this call was dispatched';
     case 'limit_exceeded':
       return `did not run: ${rejection.message}`;
+    case 'repeated_call_id':
+      return 'did not run: an earlier call in the same step has the same call id; give every call its own id';
     default:
       return rejection satisfies never;
   }

@@ -1,4 +1,10 @@
-import type { Fact, FactOf, ModelPart, RuntimeEvent } from '@factum/agent-facts';
+import {
+  type Fact,
+  type FactOf,
+  type ModelPart,
+  type RuntimeEvent,
+  stepToolCalls,
+} from '@factum/agent-facts';
 import type { ModelMessage, ModelToolOutcome } from '@factum/model';
 import { renderToolResult } from '@factum/tools';
 
@@ -94,10 +100,9 @@ export async function projectMessages(
       }
       if (fact.kind === 'model_completed' && fact.output.parts.length > 0) {
         messages.push({ role: 'assistant', parts: fact.output.parts });
-        for (const part of fact.output.parts) {
-          if (part.kind !== 'tool_call') continue;
-          const result = await toolOutcome(outcomes.get(`${fact.stepId}:${part.call.id}`), readResult);
-          messages.push({ role: 'tool', callId: part.call.id, name: part.call.name, result });
+        for (const { operationId, call } of stepToolCalls(fact.stepId, fact.output.parts)) {
+          const result = await toolOutcome(outcomes.get(operationId), readResult);
+          messages.push({ role: 'tool', callId: call.id, name: call.name, result });
         }
       }
     }

@@ -1,4 +1,4 @@
-import { type ModelToolCall, providerOperationId } from '@factum/agent-facts';
+import { type ModelToolCall, stepToolCalls } from '@factum/agent-facts';
 import type { StoredEvent } from './stored-event.js';
 
 /** A call the model asked for that was neither dispatched nor rejected. */
@@ -6,6 +6,8 @@ export type UndispatchedCall = {
   readonly operationId: string;
   readonly stepId: string;
   readonly call: ModelToolCall;
+  /** An earlier call of the step has the same call id: it gets its own operation. */
+  readonly repeated: boolean;
 };
 
 /**
@@ -42,13 +44,10 @@ export function recoveryOf(events: readonly StoredEvent[]): InvocationRecovery {
         if (fact.decision.kind !== 'unknown') dispatched.delete(fact.operationId);
         break;
       case 'model_completed':
-        for (const part of fact.output.parts) {
-          if (part.kind !== 'tool_call') continue;
-          accepted.push({
-            operationId: providerOperationId(fact.stepId, part.call.id),
-            stepId: fact.stepId,
-            call: part.call,
-          });
+        // Each call once, under the operation the live loop gave it (a repeated call
+        // id included), so recovery never names one operation twice.
+        for (const { operationId, call, repeated } of stepToolCalls(fact.stepId, fact.output.parts)) {
+          accepted.push({ operationId, stepId: fact.stepId, call, repeated });
         }
         break;
       case 'invocation_ended':

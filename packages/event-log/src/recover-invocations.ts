@@ -7,7 +7,8 @@ const bounds = { maxEvents: 100_000, maxBytes: 256 * 1024 * 1024 };
  * Ends every unfinished invocation as `failed {interrupted}` — call it only when no
  * process is still running them (at start-up of the one host that owns the log).
  * Calls the model asked for that never reached dispatch are first recorded as
- * rejected (`interrupted`): they did not run and now never will. Dispatched operations
+ * rejected (`interrupted`, or `repeated_call_id` for a call whose id an earlier call of
+ * its step used): they did not run and now never will. Dispatched operations
  * stay uncertain; recovery never runs an effect. Returns how many invocations it ended.
  */
 export async function recoverInvocations(log: EventLog): Promise<number> {
@@ -17,14 +18,14 @@ export async function recoverInvocations(log: EventLog): Promise<number> {
     if (unfinished.length === 0) return ended;
     for (const invocation of unfinished) {
       const recovery = await log.invocationRecovery(invocation, bounds);
-      for (const { operationId, stepId, call } of recovery.undispatchedCalls) {
+      for (const { operationId, stepId, call, repeated } of recovery.undispatchedCalls) {
         const fact = {
           kind: 'tool_rejected' as const,
           operationId,
           call: { kind: 'provider' as const, stepId, callId: call.id },
           name: call.name,
           input: call.input,
-          reason: { kind: 'interrupted' as const },
+          reason: repeated ? { kind: 'repeated_call_id' as const } : { kind: 'interrupted' as const },
         };
         await log.append(EventWrite.plain(RuntimeEvent.create(invocation, fact)));
       }

@@ -4,7 +4,7 @@ import {
   type Invocation,
   type Language,
   type ModelToolCall,
-  providerOperationId,
+  StepOperationIds,
   ToolCallIdentity,
   type ToolMode,
   type ToolResult,
@@ -95,7 +95,10 @@ export class CapturedTools {
     this.specs = view.specs;
   }
 
-  /** The calls of one model step; operation ids are `${stepId}:${callId}`. */
+  /**
+   * The calls of one model step; operation ids are `${stepId}:${callId}` (a repeated
+   * call id gets its own, see `StepOperationIds`). Invoke the calls in the step's order.
+   */
   intoStep(stepId: string): StepTools {
     return new StepTools(this.#context, stepId);
   }
@@ -104,10 +107,12 @@ export class CapturedTools {
 /** The tool calls of one model step. */
 export class StepTools {
   readonly #context: CaptureContext;
+  readonly #operations: StepOperationIds;
   readonly stepId: string;
 
   constructor(context: CaptureContext, stepId: string) {
     this.#context = context;
+    this.#operations = new StepOperationIds(stepId);
     this.stepId = stepId;
   }
 
@@ -115,11 +120,13 @@ export class StepTools {
    * Runs one call the model made. Resolves with the recorded result; rejects with a
    * `ToolError`: `invalid_input` / `unavailable` / `cancelled` (rejected: recorded,
    * nothing ran), `failed` (ran and failed: recorded), `persistence` (a commit failed:
-   * the outcome is uncertain and is never reported as success).
+   * the outcome is uncertain and is never reported as success). A call whose id an
+   * earlier call of the step already used is rejected (`repeated_call_id`, an
+   * `invalid_input` error) and never runs: the first call with that id is the one.
    */
   invoke(call: ModelToolCall, signal: AbortSignal = new AbortController().signal): Promise<ToolResult> {
     const context = this.#context;
-    const operationId = providerOperationId(this.stepId, call.id);
+    const { operationId, repeated } = this.#operations.next(call.id);
     const isExec = context.mode === 'code_mode' && call.name === EXEC_TOOL;
     const entry = context.catalog.get(call.name);
     const directEntry =
@@ -136,13 +143,15 @@ export class StepTools {
       entry: directEntry,
       ...(call.invalidArguments === undefined ? {} : { invalidArguments: call.invalidArguments }),
     };
-    const work = isExec
-      ? runExec(context, prepared, signal)
-      : (async () => {
-          const why = refusal(prepared, signal);
-          if (why !== undefined) return reject(context, prepared, why);
-          return runCall(context, prepared, signal);
-        })();
+    const work = repeated
+      ? reject(context, prepared, { kind: 'repeated_call_id' })
+      : isExec
+        ? runExec(context, prepared, signal)
+        : (async () => {
+            const why = refusal(prepared, signal);
+            if (why !== undefined) return reject(context, prepared, why);
+            return runCall(context, prepared, signal);
+          })();
     return context.ledger.track(work);
   }
 }

@@ -36,6 +36,7 @@ const rejectionCodes: Record<ToolRejection['kind'], ToolErrorCode> = {
   not_nestable: 'not_nestable',
   interrupted: 'cancelled',
   limit_exceeded: 'limit_exceeded',
+  repeated_call_id: 'invalid_input',
 };
 
 /** Records that a call did not run, and throws the matching `ToolError`. */

@@ -164,9 +164,31 @@ describe('Direct mode', () => {
     const tool = new RecordingTool(log, 'echo');
     const { run, step } = await runStep(new Catalog([registration(tool, 'echo')]), []);
     await step.invoke({ id: 'c1', name: 'echo', input: {} });
-    const again = await step.invoke({ id: 'c1', name: 'echo', input: {} }).catch((error: unknown) => error);
+    // The same step taken up again (as a retry would): storage refuses the second dispatch.
+    const retry = (await run.capture('.')).intoStep('step');
+    const again = await retry.invoke({ id: 'c1', name: 'echo', input: {} }).catch((error: unknown) => error);
     expect(ToolError.isInstance(again) && again.code).toBe('persistence');
     expect(tool.calls).toHaveLength(1);
     await expect(run.shutdown()).rejects.toMatchObject({ code: 'persistence' });
+  });
+
+  it('a call id repeated within one step is rejected as repeated_call_id under its own operation; only the first runs', async () => {
+    const tool = new RecordingTool(log, 'echo');
+    const { run, step } = await runStep(new Catalog([registration(tool, 'echo')]), []);
+    await step.invoke({ id: 'c1', name: 'echo', input: { value: 1 } });
+    const again = await step
+      .invoke({ id: 'c1', name: 'echo', input: { value: 2 } })
+      .catch((error: unknown) => error);
+    expect(ToolError.isInstance(again) && again.code).toBe('invalid_input');
+    expect((again as Error).message).toContain('same call id');
+    expect(tool.calls).toHaveLength(1);
+    await run.shutdown();
+    const facts = (await log.prefix(wide)).events.map((stored) => stored.event.fact);
+    expect(facts.at(-1)).toMatchObject({
+      kind: 'tool_rejected',
+      operationId: 'step:c1#2',
+      input: { value: 2 },
+      reason: { kind: 'repeated_call_id' },
+    });
   });
 });

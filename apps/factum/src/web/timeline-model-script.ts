@@ -111,6 +111,7 @@ function rejectionSentence(reason) {
     case 'not_nestable': return 'did not run: this tool cannot be called from inside code';
     case 'interrupted': return 'did not run: the process stopped before this call was dispatched';
     case 'limit_exceeded': return 'did not run: ' + reason.message;
+    case 'repeated_call_id': return 'did not run: an earlier call in the same step has the same call id; give every call its own id';
     default: return 'did not run (' + reason.kind + ')';
   }
 }

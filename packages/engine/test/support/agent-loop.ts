@@ -32,6 +32,16 @@ export const twoEchoCalls: ScriptedReply = {
   usage: { inputTokens: 4, outputTokens: 3 },
 };
 
+/** A step whose two calls share one call id: the second must be rejected, never run. */
+export const repeatedCallId: ScriptedReply = {
+  toolCalls: [
+    { id: 'call-1', name: 'echo', arguments: '{"value":1}' },
+    { id: 'call-1', name: 'echo', arguments: '{"value":2}' },
+  ],
+  finishReason: 'tool_calls',
+  usage: { inputTokens: 4, outputTokens: 3 },
+};
+
 /** A final text answer, as the seeds' `respond(socket, false)`. */
 export const done: ScriptedReply = {
   text: 'done',

@@ -1,6 +1,6 @@
 // A child process running a real engine turn that kills itself (SIGKILL) at a named
-// point: inside a tool effect, in the middle of a model stream, or around the commit
-// of a handoff. Every effect appends to a ledger file and fsyncs it before returning,
+// point: inside a tool effect, in the middle of a model stream, around the commit of a
+// handoff, or before the first dispatch of a step whose calls repeat a call id. Every effect appends to a ledger file and fsyncs it before returning,
 // so the parent can compare what happened in the world with what the log says.
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import type { ToolExecutor } from '@factum/agent-facts';
@@ -9,7 +9,7 @@ import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { Engine } from '../../src/index.ts';
-import { input, oneCall } from './agent-loop.ts';
+import { input, oneCall, repeatedCallId } from './agent-loop.ts';
 
 const [file, scenario, ledger] = process.argv.slice(2) as [string, string, string];
 const die = () => process.kill(process.pid, 'SIGKILL');
@@ -27,15 +27,34 @@ const effect: ToolExecutor = {
   },
 };
 
-const log = await EventLog.open(file, {
+const opened = await EventLog.open(file, {
   hooks: {
     beforeCommit: () => dieAtNextCommit === 'before' && die(),
     afterCommit: () => dieAtNextCommit === 'after' && die(),
   },
 });
+// `repeated-call-id`: the step's calls share an id; die as the first dispatch is about to
+// be written, with `model_completed` durable.
+const log =
+  scenario === 'repeated-call-id'
+    ? new Proxy(opened, {
+        get(target, property) {
+          const value = Reflect.get(target, property, target);
+          if (property !== 'commit') return typeof value === 'function' ? value.bind(target) : value;
+          return (write: Parameters<EventLog['commit']>[0]) => {
+            if (write.event.fact.kind === 'tool_dispatched') die();
+            return target.commit(write);
+          };
+        },
+      })
+    : opened;
 const provider = await startScriptedProvider();
 provider.script(
-  scenario === 'stream' ? { text: ['one ', 'two ', 'three ', 'four'], chunkDelayMs: 5 } : oneCall('echo'),
+  scenario === 'stream'
+    ? { text: ['one ', 'two ', 'three ', 'four'], chunkDelayMs: 5 }
+    : scenario === 'repeated-call-id'
+      ? repeatedCallId
+      : oneCall('echo'),
   { text: 'done' },
 );
 const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
