@@ -1,25 +1,36 @@
 import type { FailpointName, HookName, KillPlan } from './child/kill-switch.js';
 import type { Random } from './child/random.js';
+import type { StoreName } from './torture-store.js';
 
 const hooks: readonly HookName[] = ['batchStarted', 'beforeCommit', 'afterCommit'];
 const failpoints: readonly FailpointName[] = ['effect_start', 'effect_done', 'stream', 'cell', 'handoff'];
 
 /**
- * Where the next child dies. About a third of the kills land on a commit hook (inside
- * a group commit), a third on a failpoint of the protocol, a third at a random moment.
+ * Where the next child dies. One kill in twelve lands during the first open of a new
+ * log (the driver's own timer); of the rest, about a third land on a commit hook
+ * (inside a group commit), a third on a failpoint of the protocol, a third at a random
+ * moment.
  * Counts are drawn small enough that the point is usually reached before the backstop,
  * which leaves a child 0.9 s after its log is open (it also starts the log's writer
  * thread in that time; at 0.7 s twice as many children died at the backstop).
  */
-export function chooseKillPlan(random: Random): KillPlan {
+export function chooseKillPlan(random: Random, store: StoreName = 'sqlite'): KillPlan {
   const roll = random.next();
-  if (roll < 0.35) {
+  if (roll < 0.08) {
+    // During the first open of a new log: a SQLite open takes tens of milliseconds, a
+    // PostgreSQL one (a new database, over the network) a few times more.
+    return {
+      point: { kind: 'open', delayMs: random.int(0, store === 'sqlite' ? 40 : 150) },
+      backstopMs: 900,
+    };
+  }
+  if (roll < 0.37) {
     return {
       point: { kind: 'hook', name: random.pick(hooks), count: random.int(1, 12) },
       backstopMs: 900,
     };
   }
-  if (roll < 0.7) {
+  if (roll < 0.72) {
     const name = random.pick(failpoints);
     // A handoff's count picks the hook of its sealing commit; cells and handoffs are rarer
     // than effects, so their counts stay low enough to be reached.
@@ -38,5 +49,6 @@ export function chooseKillPlan(random: Random): KillPlan {
 
 /** A short label of a plan, for the per-point tally. */
 export function planLabel(plan: KillPlan): string {
-  return plan.point.kind === 'time' ? 'time' : `${plan.point.kind}:${plan.point.name}`;
+  const point = plan.point;
+  return point.kind === 'time' || point.kind === 'open' ? point.kind : `${point.kind}:${point.name}`;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Violation } from './check-invariants.js';
 import { Random } from './child/random.js';
 import { bundleChild } from './child-bundle.js';
+import { postgresTortureStore, type StoreName, sqliteTortureStore } from './torture-store.js';
 import { runWorker, type TortureTally } from './torture-worker.js';
 
 /** Options of a torture run. */
@@ -16,6 +17,10 @@ export type TortureOptions = {
   readonly sessions?: number;
   /** Kills per log file before a fresh one is started (default 10). */
   readonly rotateEvery?: number;
+  /** Where the logs live (default SQLite files). */
+  readonly store?: StoreName;
+  /** For `store: 'postgres'`: a server whose role may create databases (one per log). */
+  readonly postgresUrl?: string;
   /** Keep the logs and ledgers (default: removed after a run with no violation). */
   readonly keep?: boolean;
   /** Called after each kill has been checked, with the kills and violations so far. */
@@ -30,6 +35,7 @@ export type TortureSummary = {
   readonly seconds: number;
   readonly seed: number;
   readonly workers: number;
+  readonly store: StoreName;
   readonly byPoint: Readonly<Record<string, number>>;
   readonly diedAt: Readonly<Record<string, number>>;
   readonly childErrors: Readonly<Record<string, number>>;
@@ -41,7 +47,8 @@ export type TortureSummary = {
 /**
  * Kills `kills` real engine processes at random points (inside group commits, between
  * T1 and the effect, between the effect and T2, mid model stream, mid Code mode cell,
- * mid handoff commit, at random moments) and checks the promise after every kill.
+ * mid handoff commit, during a new log's first open, at random moments) and checks the
+ * promise after every kill, on SQLite files or on PostgreSQL databases.
  */
 export async function runTorture(options: TortureOptions): Promise<TortureSummary> {
   const started = performance.now();
@@ -49,6 +56,10 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const workers = Math.max(1, options.workers ?? 2);
   const directory = mkdtempSync(join(tmpdir(), 'factum-torture-'));
   const random = new Random(seed);
+  const storeName = options.store ?? 'sqlite';
+  if (storeName === 'postgres' && !options.postgresUrl)
+    throw new Error('a PostgreSQL torture run needs `postgresUrl`');
+  const store = storeName === 'postgres' ? postgresTortureStore(options.postgresUrl!) : sqliteTortureStore();
   const childEntry = await bundleChild(directory);
   const tally: TortureTally = {
     kills: 0,
@@ -62,25 +73,38 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   };
   let remaining = options.kills;
   const budget = { take: () => remaining-- > 0 };
-  await Promise.all(
-    Array.from({ length: workers }, (_, index) =>
-      runWorker({
-        directory: join(directory, `worker-${index}`),
-        childEntry,
-        random: new Random(Math.floor(random.next() * 2 ** 32)),
-        budget,
-        tally,
-        sessions: options.sessions ?? 2,
-        rotateEvery: options.rotateEvery ?? 10,
-        onKill: () =>
-          options.onProgress?.({
-            kills: tally.kills,
-            violations: tally.violations.length,
-            seconds: (performance.now() - started) / 1000,
-          }),
-      }),
-    ),
-  );
-  if (!options.keep && tally.violations.length === 0) rmSync(directory, { recursive: true, force: true });
-  return { ...tally, seconds: (performance.now() - started) / 1000, seed, workers, directory };
+  const keep = (): boolean => options.keep === true || tally.violations.length > 0;
+  try {
+    await Promise.all(
+      Array.from({ length: workers }, (_, index) =>
+        runWorker({
+          directory: join(directory, `worker-${index}`),
+          childEntry,
+          random: new Random(Math.floor(random.next() * 2 ** 32)),
+          store,
+          budget,
+          tally,
+          sessions: options.sessions ?? 2,
+          rotateEvery: options.rotateEvery ?? 10,
+          onKill: () =>
+            options.onProgress?.({
+              kills: tally.kills,
+              violations: tally.violations.length,
+              seconds: (performance.now() - started) / 1000,
+            }),
+        }),
+      ),
+    );
+  } finally {
+    await store.dispose(keep());
+  }
+  if (!keep()) rmSync(directory, { recursive: true, force: true });
+  return {
+    ...tally,
+    seconds: (performance.now() - started) / 1000,
+    seed,
+    workers,
+    store: storeName,
+    directory,
+  };
 }

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { LogTarget } from '@factum/event-log';
 import type { KillPlan } from './child/kill-switch.js';
 
 /** What the driver sends a child: where its log and ledger are, and where it dies. */
 export type ChildConfig = {
-  readonly log: string;
+  readonly log: LogTarget;
   readonly ledger: string;
   readonly generation: number;
   readonly seed: number;
@@ -27,6 +28,7 @@ export type ChildExit = {
 export class TortureChildProcess {
   readonly #child: ChildProcess;
   readonly #exit: Promise<ChildExit>;
+  #onOpening: (() => void) | undefined;
 
   /** @param entry the bundled child script */
   constructor(entry: string) {
@@ -35,6 +37,11 @@ export class TortureChildProcess {
     this.#child.stderr?.setEncoding('utf8');
     this.#child.stderr?.on('data', (text: string) => {
       if (stderr.length < 64 * 1024) stderr += text;
+      if (this.#onOpening !== undefined && stderr.includes('{"opening":true}')) {
+        const opening = this.#onOpening;
+        this.#onOpening = undefined;
+        opening();
+      }
     });
     this.#exit = new Promise((resolve, reject) => {
       this.#child.once('error', reject);
@@ -44,8 +51,15 @@ export class TortureChildProcess {
     this.#child.stdin?.on('error', () => {});
   }
 
-  /** Sends the configuration and waits until the child is gone. */
+  /**
+   * Sends the configuration and waits until the child is gone. An `open` plan's kill is
+   * the driver's: `delayMs` after the child says it is opening its log.
+   */
   run(config: ChildConfig): Promise<ChildExit> {
+    const point = config.plan.point;
+    if (point.kind === 'open') {
+      this.#onOpening = () => setTimeout(() => this.#child.kill('SIGKILL'), point.delayMs);
+    }
     this.#child.stdin?.end(`${JSON.stringify(config)}\n`);
     return this.#exit;
   }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { EventLog } from '@factum/event-log';
+import { EventLog, type LogTarget } from '@factum/event-log';
 import { type CheckPhase, checkInvariants, type Violation } from './check-invariants.js';
 import { readLedger } from './child/ledger.js';
 import type { Random } from './child/random.js';
@@ -10,6 +10,7 @@ import { chooseKillPlan, planLabel } from './kill-plans.js';
 import { takeSnapshot } from './log-snapshot.js';
 import { recoverLog } from './recover-log.js';
 import { type ChildConfig, TortureChildProcess } from './torture-child-process.js';
+import { describeTarget, type TortureStore } from './torture-store.js';
 
 /** The tallies every worker adds to. */
 export type TortureTally = {
@@ -27,7 +28,7 @@ export type TortureTally = {
 /** The next kill to make, shared by every worker; false when there are no more. */
 export type KillBudget = { take(): boolean };
 
-type LogFiles = { log: string; ledger: string; sessions: { id: string; port: number }[]; since: number };
+type LogFiles = { log: LogTarget; ledger: string; sessions: { id: string; port: number }[]; since: number };
 
 const PORT_BUSY = 4;
 
@@ -42,16 +43,18 @@ export async function runWorker(options: {
   /** The bundled child script every child of the run starts from. */
   readonly childEntry: string;
   readonly random: Random;
+  /** Where each new log is made. */
+  readonly store: TortureStore;
   readonly budget: KillBudget;
   readonly tally: TortureTally;
   readonly sessions: number;
   readonly rotateEvery: number;
   readonly onKill?: () => void;
 }): Promise<void> {
-  const { directory, random, budget, tally } = options;
+  const { directory, random, budget, tally, store } = options;
   mkdirSync(directory, { recursive: true });
   let generation = 0;
-  let files = await freshLog(directory, 0, options.sessions);
+  let files = await freshLog(store, directory, 0, options.sessions);
   let warm = new TortureChildProcess(options.childEntry);
   try {
     let retry = false;
@@ -60,19 +63,24 @@ export async function runWorker(options: {
       const child = warm;
       warm = new TortureChildProcess(options.childEntry);
       generation += 1;
+      const plan = chooseKillPlan(random, store.name);
+      // A kill during a first open needs a log nothing has opened yet.
+      if (plan.point.kind === 'open' && files.since > 0) {
+        files = await freshLog(store, directory, generation, options.sessions);
+      }
       const config: ChildConfig = {
         log: files.log,
         ledger: files.ledger,
         generation,
         seed: Math.floor(random.next() * 2 ** 32),
-        plan: chooseKillPlan(random),
+        plan,
         sessions: files.sessions,
       };
       const exit = await child.run(config);
       if (exit.code === PORT_BUSY) {
         // Another process took a session's port: nothing was written; start a new log.
         tally.portRetries += 1;
-        files = await freshLog(directory, generation, options.sessions);
+        files = await freshLog(store, directory, generation, options.sessions);
         retry = true;
         continue;
       }
@@ -84,26 +92,44 @@ export async function runWorker(options: {
           detail: `child ${generation} ended with code ${exit.code} and signal ${exit.signal}: ${exit.stderr.slice(0, 2_000)}`,
         });
       }
+      if (plan.point.kind === 'open') {
+        // The driver's kill landed inside the first open, or after it (in the first turns).
+        const where = exit.stderr.includes('{"opened":true}') ? 'open:after' : 'open:during';
+        tally.diedAt[where] = (tally.diedAt[where] ?? 0) + 1;
+      }
       countChildErrors(tally, exit.stderr);
-      files.since = await checkAndRecover(files, tally);
+      const since = await checkAndRecover(files, tally);
       options.onKill?.();
-      if (generation % options.rotateEvery === 0)
-        files = await freshLog(directory, generation, options.sessions);
+      if (since === undefined || generation % options.rotateEvery === 0)
+        files = await freshLog(store, directory, generation, options.sessions);
+      else files.since = since;
     }
   } finally {
     await warm.discard();
   }
 }
 
-async function checkAndRecover(files: LogFiles, tally: TortureTally): Promise<number> {
-  const log = await EventLog.open(files.log);
+/** Checks, recovers and checks again; undefined when the log no longer opens (a violation). */
+async function checkAndRecover(files: LogFiles, tally: TortureTally): Promise<number | undefined> {
+  const name = describeTarget(files.log);
+  let log: EventLog;
+  try {
+    log = await EventLog.open(files.log);
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    tally.violations.push({
+      rule: 'opens_after_kill',
+      detail: `${name}: ${String(error)}${cause === undefined ? '' : ` (${String(cause)})`}`,
+    });
+    return undefined;
+  }
   try {
     const catalog = tortureCatalog({ ledger: files.ledger });
     const check = async (phase: CheckPhase, since: number) => {
       const snapshot = await takeSnapshot(log, since);
       const result = checkInvariants(snapshot, readLedger(files.ledger), phase);
       tally.invariantsChecked += result.checked;
-      tally.violations.push(...result.violations.map((v) => ({ ...v, detail: `${files.log}: ${v.detail}` })));
+      tally.violations.push(...result.violations.map((v) => ({ ...v, detail: `${name}: ${v.detail}` })));
       return snapshot;
     };
     const afterKill = await check('after_kill', files.since);
@@ -120,7 +146,14 @@ function countChildErrors(tally: TortureTally, stderr: string): void {
     if (line.trim() === '') continue;
     let key = 'unparsed stderr';
     try {
-      const parsed = JSON.parse(line) as { code?: unknown; message?: unknown; died?: unknown };
+      const parsed = JSON.parse(line) as {
+        code?: unknown;
+        message?: unknown;
+        died?: unknown;
+        opening?: unknown;
+        opened?: unknown;
+      };
+      if (parsed.opening === true || parsed.opened === true) continue;
       if (typeof parsed.died === 'string') {
         tally.diedAt[parsed.died] = (tally.diedAt[parsed.died] ?? 0) + 1;
         continue;
@@ -133,11 +166,16 @@ function countChildErrors(tally: TortureTally, stderr: string): void {
   }
 }
 
-async function freshLog(directory: string, generation: number, sessions: number): Promise<LogFiles> {
+async function freshLog(
+  store: TortureStore,
+  directory: string,
+  generation: number,
+  sessions: number,
+): Promise<LogFiles> {
   const ports: number[] = [];
   for (let i = 0; i < sessions; i += 1) ports.push(await freePort());
   return {
-    log: join(directory, `log-${generation}.sqlite`),
+    log: await store.fresh(directory, generation),
     ledger: join(directory, `ledger-${generation}.jsonl`),
     sessions: ports.map((port, i) => ({ id: `s${i}`, port })),
     since: 0,

@@ -2,11 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { runTorture } from '../src/run-torture.ts';
 
 describe('torture smoke', () => {
-  it('30 SIGKILLs at random points: nothing runs twice, nothing succeeds unrecorded, nothing is forgotten', async () => {
+  it('30 SIGKILLs at random points on SQLite: nothing runs twice, nothing succeeds unrecorded, nothing is forgotten', async () => {
     const summary = await runTorture({ kills: 30, workers: 2, seed: 20_261_130 });
     expect(summary.violations).toEqual([]);
     expect(summary.kills).toBe(30);
     // Every kill is followed by two rounds of checks over the log and the ledger.
     expect(summary.invariantsChecked).toBeGreaterThan(30 * 2);
+  });
+
+  it('SIGKILLs at random points on PostgreSQL, first opens included: the same promise holds', async () => {
+    // The package's vitest setup names a server (an embedded one on a fresh machine).
+    const postgresUrl = process.env.FACTUM_TEST_POSTGRES_URL;
+    expect(postgresUrl, 'a PostgreSQL server for the smoke run').toBeTruthy();
+    const summary = await runTorture({
+      kills: 16,
+      workers: 2,
+      seed: 20_261_201,
+      store: 'postgres',
+      postgresUrl,
+    });
+    expect(summary.violations).toEqual([]);
+    expect(summary.kills).toBe(16);
+    expect(summary.byPoint.open ?? 0).toBeGreaterThan(0);
+    expect(summary.invariantsChecked).toBeGreaterThan(16 * 2);
   });
 });

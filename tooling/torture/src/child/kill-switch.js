@@ -13,8 +13,11 @@ import { writeSync } from 'node:fs';
  * @typedef {'effect_start' | 'effect_done' | 'stream' | 'cell' | 'handoff'} FailpointName
  */
 /**
+ * `open`: the driver kills the child `delayMs` after it says it is opening a new log
+ * (a kill the child cannot time itself: a SQLite open runs no timer until it is done).
  * @typedef {{ readonly kind: 'hook', readonly name: HookName, readonly count: number }
  *   | { readonly kind: 'failpoint', readonly name: FailpointName, readonly count: number }
+ *   | { readonly kind: 'open', readonly delayMs: number }
  *   | { readonly kind: 'time' }} KillPoint
  * @typedef {{ readonly point: KillPoint, readonly backstopMs: number }} KillPlan
  */
@@ -42,6 +45,11 @@ export class KillSwitch {
   /** @param {KillPlan} plan */
   constructor(plan) {
     this.#plan = plan;
+  }
+
+  /** Whether the driver kills this child while it opens its log (an `open` plan). */
+  get killedOpening() {
+    return this.#plan.point.kind === 'open';
   }
 
   /** Starts the backstop timer (the only kill of a `time` plan). */

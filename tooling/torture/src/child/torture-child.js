@@ -3,6 +3,7 @@
 // SIGKILL at the point its plan names. It starts by reading its configuration from
 // stdin, so the driver can start it ahead of time and pay the imports while the
 // previous child runs. Run with plain `node`: it imports the built packages.
+import { writeSync } from 'node:fs';
 import { successorOf } from '@factum/agent-facts';
 import { CellLimits, CodeExecutor } from '@factum/code-runtime';
 import { Engine } from '@factum/engine';
@@ -18,7 +19,7 @@ import { TURN_KINDS, turnReplies } from './torture-turns.js';
 /**
  * What the driver sends on stdin, as one JSON line.
  * @typedef {{
- *   log: string,
+ *   log: string | { postgres: string },
  *   ledger: string,
  *   generation: number,
  *   seed: number,
@@ -44,6 +45,7 @@ const random = new Random(config.seed);
 const kill = new KillSwitch(config.plan);
 // Ports first: a child that cannot take its session's port leaves before touching the log.
 const providers = await Promise.all(config.sessions.map((session) => listen(session.port)));
+if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opening: true })}\n`);
 const log = await EventLog.open(config.log, {
   hooks: {
     batchStarted: () => kill.hook('batchStarted'),
@@ -51,6 +53,7 @@ const log = await EventLog.open(config.log, {
     afterCommit: () => kill.hook('afterCommit'),
   },
 });
+if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opened: true })}\n`);
 const tools = tortureCatalog({ ledger: config.ledger, failpoint: (name) => kill.failpoint(name) });
 const engine = new Engine({
   log,
