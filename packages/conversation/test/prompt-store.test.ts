@@ -115,15 +115,17 @@ for (const target of [sqlite, postgres]) {
       expect(await second.read(key)).toEqual(record('seed'));
       await first.put(key, record('first'));
       // The loser is told before or at commit, never silently overwriting.
+      // Its outcome is caught at once: on PostgreSQL the loser's write may fail while the
+      // winner's commit is still being acknowledged.
       const secondWrite = (async () => {
         await second.put(key, record('second'));
         await second.commit();
-      })();
-      await first.commit();
-      const error = await secondWrite.then(
+      })().then(
         () => undefined,
         (caught: unknown) => caught,
       );
+      await first.commit();
+      const error = await secondWrite;
       expect(PromptStoreError.isInstance(error), String(error)).toBe(true);
       expect((error as PromptStoreError).reason).toBe('conflict');
       await second.rollback();
