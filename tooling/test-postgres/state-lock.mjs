@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -34,7 +34,9 @@ export async function withStateLock(stateDir, work) {
       } catch {
         // The owner is between mkdir and writing its pid: wait for it.
       }
-      if (owner > 0 && !alive(owner)) rmSync(lock, { recursive: true, force: true });
+      // An owner that died, or one that never wrote its pid (killed right after mkdir).
+      const orphaned = owner === 0 && Date.now() - madeAt(lock) > 10_000;
+      if ((owner > 0 && !alive(owner)) || orphaned) rmSync(lock, { recursive: true, force: true });
       else if (Date.now() > deadline) throw new Error(`the test PostgreSQL lock ${lock} is held by ${owner}`);
       else await sleep(50);
     }
@@ -43,5 +45,13 @@ export async function withStateLock(stateDir, work) {
     return await work();
   } finally {
     rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+function madeAt(lock) {
+  try {
+    return statSync(lock).mtimeMs;
+  } catch {
+    return Date.now();
   }
 }
