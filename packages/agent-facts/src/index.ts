@@ -68,6 +68,8 @@ export type { EventOrigin } from './runtime-event.js';
 export { parseFact, RuntimeEvent, RuntimeEventSchema } from './runtime-event.js';
 export type { TerminalStatus } from './terminal-status.js';
 export { TerminalStatusSchema, terminalStatusOf } from './terminal-status.js';
+export type { ToolCallContext } from './tool-call-context.js';
+export { idempotencyKeyOf } from './tool-call-context.js';
 export type { FactError, ResultReference, ToolCall, ToolOrigin, ToolOutcome } from './tool-call-schema.js';
 export {
   FactErrorSchema,

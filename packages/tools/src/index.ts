@@ -1,5 +1,5 @@
-export type { ToolErrorCode, ToolExecutor } from '@factum/agent-facts';
-export { ToolError } from '@factum/agent-facts';
+export type { ToolCallContext, ToolErrorCode, ToolExecutor } from '@factum/agent-facts';
+export { idempotencyKeyOf, ToolError } from '@factum/agent-facts';
 export { EXEC_INPUT_SCHEMA, execSpec } from './exec-tool.js';
 export type { JsonSchema, SchemaInput } from './input-schema.js';
 export type { ReconcileOutcome, RecoverySource } from './reconcile-uncertain.js';

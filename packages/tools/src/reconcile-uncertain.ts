@@ -4,8 +4,11 @@ import {
   type Invocation,
   type ReconciliationDecision,
   type RuntimeEvent,
+  type ToolCallContext,
+  type ToolExecutor,
   ToolResult,
 } from '@factum/agent-facts';
+import { openCallContext } from './call-context.js';
 import { CommitLedger } from './commit-ledger.js';
 import type { ReconcileDecision, UncertainOperation } from './recovery-policy.js';
 import type { ToolCatalog } from './tool-catalog.js';
@@ -61,10 +64,12 @@ export async function reconcileUncertain(
       });
       continue;
     }
+    const call = openCallContext(ledger, { operationId: operation.operationId, signal, attempt: 1 });
     const found =
       policy.kind === 'idempotent'
-        ? await rerun(entry!.registration.handler.executor, operation, signal)
-        : await policy.reconcile(operation, signal);
+        ? await rerun(entry!.registration.handler.executor, operation, call.context)
+        : await policy.reconcile(operation, call.context);
+    call.close();
     const { decision, result } = toFact(found);
     await ledger.commit(
       { kind: 'tool_reconciled', operationId: operation.operationId, policy: policy.kind, decision },
@@ -104,12 +109,12 @@ function uncertainOf(events: readonly { readonly event: RuntimeEvent }[]): Uncer
 }
 
 async function rerun(
-  executor: { invoke(name: string, input: unknown, signal: AbortSignal): Promise<unknown> },
+  executor: ToolExecutor,
   operation: UncertainOperation,
-  signal: AbortSignal,
+  context: ToolCallContext,
 ): Promise<ReconcileDecision> {
   try {
-    return { kind: 'succeeded', value: await executor.invoke(operation.name, operation.input, signal) };
+    return { kind: 'succeeded', value: await executor.invoke(operation.name, operation.input, context) };
   } catch (error) {
     return {
       kind: 'failed',
