@@ -29,6 +29,7 @@ export {
   InvocationInputSchema,
   InvocationOutcomeSchema,
   ReconciliationDecisionSchema,
+  RedispatchAttemptSchema,
   RequestSourceSchema,
 } from './fact-schema.js';
 export type { FactumErrorOptions } from './factum-error.js';

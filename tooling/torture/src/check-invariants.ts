@@ -45,11 +45,17 @@ export function checkInvariants(
   const reconciled = new Map<string, 'succeeded' | 'failed'>();
   const opened = new Set<string>();
   const ended = new Set<string>();
+  const rerun = new Set<string>();
   for (const { sequence, event } of snapshot.events) {
     const fact = event.fact;
     const invocationId = event.invocation.invocationId;
-    // A reconciliation is evidence about the past: the one fact the log takes after the end.
-    const sealed = ended.has(invocationId) && fact.kind !== 'tool_reconciled';
+    // Reconciliation is evidence about the past: what the log takes after the end.
+    const sealed =
+      ended.has(invocationId) &&
+      fact.kind !== 'tool_reconciled' &&
+      fact.kind !== 'tool_redispatched' &&
+      !(fact.kind === 'tool_notified' && rerun.has(fact.operationId));
+    if (fact.kind === 'tool_redispatched') rerun.add(fact.operationId);
     expect(!sealed, 'sealed', () => `event ${sequence} (${fact.kind}) after ${invocationId} ended`);
     switch (fact.kind) {
       case 'invocation_opened':
