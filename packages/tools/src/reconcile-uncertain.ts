@@ -146,6 +146,11 @@ async function reconcileOne(
       policy.kind === 'idempotent'
         ? settledOf(await effect(entry!, callOf(operation), call.context))
         : await policy.reconcile(operation, call.context);
+  } catch (error) {
+    // The re-run cannot tell whether it happened (its server died, say): it stays
+    // uncertain at this attempt, like a dispatch would.
+    if (!ToolError.isInstance(error) || error.code !== 'outcome_unknown') throw error;
+    return report('left_uncertain', `the outcome of the re-run is unknown: ${error.message}`, attempt);
   } finally {
     call.close();
   }

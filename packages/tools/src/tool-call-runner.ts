@@ -75,7 +75,8 @@ export function refusal(prepared: PreparedCall, signal: AbortSignal): ToolReject
 /**
  * The at-most-once protocol for one call whose tool is in the catalog: T1 durable,
  * then the effect, then T2. A commit failure at either boundary throws
- * `ToolError('persistence')`; an effect that throws settles as failed.
+ * `ToolError('persistence')`; an effect that throws settles as failed, except one that
+ * throws `ToolError('outcome_unknown')`, which is rethrown with nothing settled.
  */
 export async function runCall(
   context: RunContext,
@@ -139,6 +140,8 @@ export async function effect(
   try {
     value = await entry.registration.handler.executor.invoke(call.name, call.input, context);
   } catch (error) {
+    // An effect that cannot tell whether it happened is not settled: it stays uncertain.
+    if (ToolError.isInstance(error) && error.code === 'outcome_unknown') throw error;
     return { kind: 'failed', error: { code: codeOf(error), message: messageOf(error) } };
   }
   let result: ToolResult;
