@@ -39,3 +39,15 @@ export async function freePort(): Promise<number> {
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
 }
+
+const keyedServer = join(dirname(new URL(import.meta.url).pathname), 'keyed-server.ts');
+
+/** The keyed test server (the SDK's McpServer) writing its ledgers to `dir`. */
+export function keyed(dir: string, flags: string[] = []): McpServerConfig {
+  return {
+    kind: 'stdio',
+    command: process.execPath,
+    args: ['--import', 'tsx', keyedServer, dir, ...flags],
+    name: 'keyed',
+  };
+}

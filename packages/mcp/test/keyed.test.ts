@@ -1,0 +1,53 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog } from '@factum/event-log';
+import { RunTools, ToolCatalog } from '@factum/tools';
+import { describe, expect, it } from 'vitest';
+import { McpToolSource } from '../src/index.ts';
+import { invocation, seed, temporaryDirectory } from './support/log-fixtures.ts';
+import { keyed } from './support/servers.ts';
+
+const lines = (path: string) =>
+  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+
+describe('a server built with the SDK', () => {
+  it('receives the idempotency key and the attempt in the request _meta', async () => {
+    using dir = temporaryDirectory();
+    await using log = await EventLog.open(dir.file);
+    await using source = await McpToolSource.connect(keyed(dir.path));
+    const call = { id: 'c1', name: 'charge', input: { amount: 5 } };
+    await seed(log, invocation, [call]);
+    const run = new RunTools({
+      sink: log,
+      invocation,
+      catalog: new ToolCatalog(source.registrations()),
+      mode: 'direct',
+      code: new CodeExecutor(),
+    });
+    const result = await (await run.capture('.')).intoStep('step').invoke(call);
+    await run.shutdown();
+    const [request] = lines(join(dir.path, 'requests')).map((line) => JSON.parse(line));
+    expect(request).toEqual({
+      tool: 'charge',
+      key: expect.stringMatching(/^factum-[0-9a-f]{32}$/),
+      attempt: 1,
+    });
+    expect(result.json()).toMatchObject({ structuredContent: { charge: 1, key: request.key } });
+  }, 60_000);
+
+  it('a server that lists a changed tool set changes the catalog fingerprint; the same set keeps it', async () => {
+    using dir = temporaryDirectory();
+    const fingerprint = async (flags: string[], recovery?: Record<string, 'never_auto_retry'>) => {
+      await using source = await McpToolSource.connect({
+        ...keyed(dir.path, flags),
+        ...(recovery ? { recovery } : {}),
+      });
+      return new ToolCatalog(source.registrations()).fingerprint();
+    };
+    const first = await fingerprint([]);
+    expect(await fingerprint([])).toBe(first);
+    expect(await fingerprint(['--extra'])).not.toBe(first);
+    expect(await fingerprint([], { charge: 'never_auto_retry' })).not.toBe(first);
+  }, 60_000);
+});
