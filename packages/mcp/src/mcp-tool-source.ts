@@ -21,6 +21,11 @@ import {
 
 /** Options of `McpToolSource.connect`. */
 export type McpSourceOptions = McpConnectOptions & {
+  /**
+   * Catalog names already taken (built-in tools, other servers): a tool of this server
+   * whose name is one of them is named `${label}_${name}` instead.
+   */
+  readonly reserved?: Iterable<string>;
   /** How long one call may run with no progress before it is cancelled (default 10 minutes). */
   readonly callTimeoutMs?: number;
 };
@@ -80,7 +85,7 @@ export class McpToolSource implements AsyncDisposable {
     const label = mcpServerLabel(config);
     const connection = await connectMcp(config, label, options);
     try {
-      const { tools, skipped } = await listTools(connection, config, label);
+      const { tools, skipped } = await listTools(connection, config, label, new Set(options.reserved ?? []));
       return new McpToolSource({
         label,
         config,
@@ -205,6 +210,7 @@ async function listTools(
   connection: McpConnection,
   config: ParsedMcpServerConfig,
   label: string,
+  reserved: ReadonlySet<string>,
 ): Promise<{ tools: McpTool[]; skipped: { name: string; reason: string }[] }> {
   const tools: McpTool[] = [];
   const skipped: { name: string; reason: string }[] = [];
@@ -225,8 +231,9 @@ async function listTools(
     for (const listed of page.tools) {
       const { $schema: _, ...inputSchema } = listed.inputSchema as Record<string, unknown>;
       const hints = hintsOf(listed.annotations);
+      const plain = catalogName(config.prefix ?? '', listed.name);
       const tool: McpTool = {
-        name: catalogName(config.prefix ?? '', listed.name),
+        name: reserved.has(plain) ? catalogName(`${label}_${config.prefix ?? ''}`, listed.name) : plain,
         mcpName: listed.name,
         server: label,
         description: listed.description ?? listed.title ?? '',
