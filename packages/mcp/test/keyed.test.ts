@@ -5,7 +5,7 @@ import { EventLog } from '@factum/event-log';
 import { RunTools, ToolCatalog } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
 import { McpToolSource } from '../src/index.ts';
-import { invocation, seed, temporaryDirectory } from './support/log-fixtures.ts';
+import { invocation, seed, temporaryDirectory, wide } from './support/log-fixtures.ts';
 import { keyed } from './support/servers.ts';
 
 const lines = (path: string) =>
@@ -49,5 +49,36 @@ describe('a server built with the SDK', () => {
     expect(await fingerprint([])).toBe(first);
     expect(await fingerprint(['--extra'])).not.toBe(first);
     expect(await fingerprint([], { charge: 'never_auto_retry' })).not.toBe(first);
+  }, 60_000);
+
+  it('the run’s cancellation reaches the server as an MCP cancellation; the call stays uncertain', async () => {
+    using dir = temporaryDirectory();
+    await using log = await EventLog.open(dir.file);
+    await using source = await McpToolSource.connect(keyed(dir.path));
+    const call = { id: 'c1', name: 'slow-charge', input: { amount: 5 } };
+    await seed(log, invocation, [call]);
+    const run = new RunTools({
+      sink: log,
+      invocation,
+      catalog: new ToolCatalog(source.registrations()),
+      mode: 'direct',
+      code: new CodeExecutor(),
+    });
+    const controller = new AbortController();
+    const watch = setInterval(() => {
+      if (lines(join(dir.path, 'requests')).length > 0) controller.abort();
+    }, 20);
+    const error = await (await run.capture('.'))
+      .intoStep('step')
+      .invoke(call, controller.signal)
+      .catch((e: unknown) => e);
+    clearInterval(watch);
+    await run.shutdown();
+    expect(error).toMatchObject({ code: 'outcome_unknown' });
+    const [request] = lines(join(dir.path, 'requests')).map((line) => JSON.parse(line));
+    await expect
+      .poll(() => lines(join(dir.path, 'cancellations')), { timeout: 10_000 })
+      .toEqual([request.key]);
+    expect((await log.invocationRecovery(invocation, wide)).uncertainOperations).toEqual(['step:c1']);
   }, 60_000);
 });

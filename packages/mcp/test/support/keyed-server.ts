@@ -31,6 +31,8 @@ function charge(name: string, annotations: Record<string, boolean>, holdMs: numb
       const known = lines('effects').findIndex((line) => JSON.parse(line).key === key);
       const id = known >= 0 ? known + 1 : lines('effects').length + 1;
       if (known < 0 || key === '') append('effects', JSON.stringify({ tool: name, key, amount }));
+      // An MCP cancellation from the client aborts extra.signal: record that it arrived.
+      extra.signal.addEventListener('abort', () => append('cancellations', key), { once: true });
       await new Promise((resolve) => setTimeout(resolve, holdMs));
       const structuredContent = { charge: id, key, attempt };
       return {
