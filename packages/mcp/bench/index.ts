@@ -55,6 +55,10 @@ async function mcpCall(): Promise<void> {
   );
   await client.listTools();
   let id = 0;
+  const nextId = () => {
+    id += 1;
+    return id;
+  };
   const input = { message: 'benchmark' };
   const rounds = 5;
   let ours = 0;
@@ -63,7 +67,7 @@ async function mcpCall(): Promise<void> {
   // The same call with the same two durable facts written by hand around it: what
   // any at-most-once record of the call costs, without Factum's protocol.
   const byHand = async () => {
-    const operationId = `raw:${(id += 1)}`;
+    const operationId = `raw:${nextId()}`;
     const call = {
       id: operationId,
       name: 'echo',
@@ -82,7 +86,7 @@ async function mcpCall(): Promise<void> {
     await log.append(EventWrite.withResult(settled, result));
   };
   for (let round = 0; round < rounds; round += 1) {
-    ours += await medianMs(200, () => step.invoke({ id: `c${(id += 1)}`, name: 'echo', input }));
+    ours += await medianMs(200, () => step.invoke({ id: `c${nextId()}`, name: 'echo', input }));
     direct += await medianMs(200, () => client.callTool({ name: 'echo', arguments: input }));
     durable += await medianMs(200, byHand);
   }
