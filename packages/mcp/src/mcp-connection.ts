@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { McpError } from './mcp-error.js';
 import type { ParsedMcpServerConfig } from './mcp-server-config.js';
 
@@ -12,7 +13,12 @@ export type McpConnection = {
   readonly pid: number | undefined;
   /** Whether the transport is still open (a server that exited closes it). */
   connected(): boolean;
+  /** Listens to the progress notifications of one token; returns the unsubscribe. */
+  onProgress(token: string, listener: (progress: McpProgress) => void): () => void;
 };
+
+/** One progress notification of a call. */
+export type McpProgress = { readonly progress: number; readonly total?: number; readonly message?: string };
 
 /** Options of a connection. */
 export type McpConnectOptions = {
@@ -64,10 +70,27 @@ export async function connectMcp(
       { cause: error },
     );
   }
+  // Progress is routed here rather than through the SDK's per-request `onprogress`: the
+  // SDK drops its handler when the answer arrives, and runs notification handlers a
+  // microtask later, so the last notifications before an answer were lost. Here a
+  // listener lives until the call's own continuation, which runs after them.
+  const listeners = new Map<string, (progress: McpProgress) => void>();
+  client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+    const { progressToken, progress, total, message } = notification.params;
+    listeners.get(String(progressToken))?.({
+      progress,
+      ...(total === undefined ? {} : { total }),
+      ...(message === undefined ? {} : { message }),
+    });
+  });
   return {
     client,
     pid: transport.pid ?? undefined,
     connected: () => open,
+    onProgress(token, listener) {
+      listeners.set(token, listener);
+      return () => listeners.delete(token);
+    },
   };
 }
 

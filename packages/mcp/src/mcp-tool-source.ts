@@ -2,7 +2,13 @@ import { type ToolCallContext, ToolError, type ToolExecutor } from '@factum/agen
 import { ToolCatalog, ToolHandler, type ToolRegistration } from '@factum/tools';
 import { ErrorCode, McpError as SdkError } from '@modelcontextprotocol/sdk/types.js';
 import { mapMcpResult } from './map-mcp-result.js';
-import { connectMcp, type McpConnection, type McpConnectOptions, redact } from './mcp-connection.js';
+import {
+  connectMcp,
+  type McpConnection,
+  type McpConnectOptions,
+  type McpProgress,
+  redact,
+} from './mcp-connection.js';
 import { McpError } from './mcp-error.js';
 import {
   type McpServerConfig,
@@ -26,9 +32,16 @@ export type McpSourceOptions = McpConnectOptions & {
    * whose name is one of them is named `${label}_${name}` instead.
    */
   readonly reserved?: Iterable<string>;
-  /** How long one call may run with no progress before it is cancelled (default 10 minutes). */
+  /**
+   * How long one call may go with neither an answer nor a progress notification before
+   * it is cancelled and left uncertain (default 10 minutes).
+   */
   readonly callTimeoutMs?: number;
 };
+
+// The call's own idle timer decides when it has waited too long; the SDK's would not
+// see progress that is routed past it.
+const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 
 /** The `_meta` keys every call carries: the idempotency key and the attempt. */
 export const IDEMPOTENCY_META_KEY = 'factum/idempotency-key';
@@ -61,6 +74,7 @@ export class McpToolSource implements AsyncDisposable {
   readonly #byName: ReadonlyMap<string, McpTool>;
   readonly #callTimeoutMs: number;
   #closed = false;
+  #tokens = 0;
 
   private constructor(init: {
     label: string;
@@ -136,35 +150,52 @@ export class McpToolSource implements AsyncDisposable {
       );
     }
     let notes = Promise.resolve();
+    // No answer and no progress for callTimeoutMs: the call is cancelled, its outcome unknown.
+    const idle = new AbortController();
+    const arm = () => setTimeout(() => idle.abort(), this.#callTimeoutMs);
+    let timer = arm();
+    const token = `factum-${(this.#tokens += 1)}`;
+    const unsubscribe = this.#connection.onProgress(token, (progress) => {
+      clearTimeout(timer);
+      timer = arm();
+      // Progress is recorded in order, and all of it before the settlement.
+      notes = notes.then(() => context.notify(progressText(progress))).catch(() => undefined);
+    });
     try {
       const raw = await this.#connection.client.callTool(
         {
           name: tool.mcpName,
           arguments: (input ?? {}) as Record<string, unknown>,
-          _meta: { [IDEMPOTENCY_META_KEY]: context.idempotencyKey, [ATTEMPT_META_KEY]: context.attempt },
-        },
-        undefined,
-        {
-          signal: context.signal,
-          timeout: this.#callTimeoutMs,
-          resetTimeoutOnProgress: true,
-          // Progress is recorded in order, and all of it before the settlement.
-          onprogress: (progress) => {
-            notes = notes.then(() => context.notify(progressText(progress))).catch(() => undefined);
+          _meta: {
+            progressToken: token,
+            [IDEMPOTENCY_META_KEY]: context.idempotencyKey,
+            [ATTEMPT_META_KEY]: context.attempt,
           },
         },
+        undefined,
+        { signal: AbortSignal.any([context.signal, idle.signal]), timeout: NO_SDK_TIMEOUT },
       );
       await notes;
       return mapMcpResult(raw, tool.name);
     } catch (error) {
       await notes;
-      throw this.#failure(error, tool, context);
+      throw this.#failure(error, tool, context, idle.signal.aborted);
+    } finally {
+      clearTimeout(timer);
+      unsubscribe();
     }
   }
 
-  #failure(error: unknown, tool: McpTool, context: ToolCallContext): ToolError {
+  #failure(error: unknown, tool: McpTool, context: ToolCallContext, idle: boolean): ToolError {
     if (ToolError.isInstance(error)) return error;
     const where = `${tool.name} on ${this.label}`;
+    if (idle && !context.signal.aborted) {
+      return new ToolError(
+        'outcome_unknown',
+        `${where} neither answered nor reported progress for ${this.#callTimeoutMs} ms: it was cancelled, and the effect may or may not have happened`,
+        { cause: error },
+      );
+    }
     if (context.signal.aborted) {
       return tool.recovery === 'read_only'
         ? new ToolError('cancelled', `${where} was cancelled (an MCP cancellation was sent)`)
@@ -190,7 +221,7 @@ export class McpToolSource implements AsyncDisposable {
   }
 }
 
-function progressText(progress: { progress: number; total?: number; message?: string }): string {
+function progressText(progress: McpProgress): string {
   const count =
     progress.total === undefined ? `${progress.progress}` : `${progress.progress}/${progress.total}`;
   return progress.message ? `${count} ${progress.message}` : count;

@@ -81,4 +81,30 @@ describe('a server built with the SDK', () => {
       .toEqual([request.key]);
     expect((await log.invocationRecovery(invocation, wide)).uncertainOperations).toEqual(['step:c1']);
   }, 60_000);
+
+  it('a call with neither an answer nor progress within callTimeoutMs is cancelled and left uncertain', async () => {
+    using dir = temporaryDirectory();
+    await using log = await EventLog.open(dir.file);
+    await using source = await McpToolSource.connect(keyed(dir.path), { callTimeoutMs: 300 });
+    const call = { id: 'c1', name: 'slow-charge', input: { amount: 5 } };
+    await seed(log, invocation, [call]);
+    const run = new RunTools({
+      sink: log,
+      invocation,
+      catalog: new ToolCatalog(source.registrations()),
+      mode: 'direct',
+      code: new CodeExecutor(),
+    });
+    const error = await (await run.capture('.'))
+      .intoStep('step')
+      .invoke(call)
+      .catch((e: unknown) => e);
+    await run.shutdown();
+    expect(error).toMatchObject({
+      code: 'outcome_unknown',
+      message: expect.stringMatching(/neither answered/),
+    });
+    await expect.poll(() => lines(join(dir.path, 'cancellations')), { timeout: 10_000 }).toHaveLength(1);
+    expect((await log.invocationRecovery(invocation, wide)).uncertainOperations).toEqual(['step:c1']);
+  }, 60_000);
 });

@@ -96,9 +96,11 @@ describe('an MCP call interrupted mid-call', () => {
     });
     expect(outcomes).toEqual([expect.objectContaining({ decision: 'succeeded', attempt: 2 })]);
     const after = (await factsOf(log, 'step:long')).map((fact) => fact.kind);
-    const rerun = after.slice(after.indexOf('tool_redispatched'));
-    expect(rerun[0]).toBe('tool_redispatched');
-    expect(rerun.at(-1)).toBe('tool_reconciled');
-    expect(new Set(rerun.slice(1, -1))).toEqual(new Set(['tool_notified']));
+    // Every progress note of the re-run is recorded, the last ones before the answer too.
+    expect(after.slice(after.indexOf('tool_redispatched'))).toEqual([
+      'tool_redispatched',
+      ...Array(30).fill('tool_notified'),
+      'tool_reconciled',
+    ]);
   }, 90_000);
 });
