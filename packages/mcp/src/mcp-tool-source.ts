@@ -154,7 +154,8 @@ export class McpToolSource implements AsyncDisposable {
     const idle = new AbortController();
     const arm = () => setTimeout(() => idle.abort(), this.#callTimeoutMs);
     let timer = arm();
-    const token = `factum-${(this.#tokens += 1)}`;
+    this.#tokens += 1;
+    const token = `factum-${this.#tokens}`;
     const unsubscribe = this.#connection.onProgress(token, (progress) => {
       clearTimeout(timer);
       timer = arm();
