@@ -174,12 +174,15 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
   }
 }
 
-/** Whether a write to an ended invocation belongs to the reconciliation of one of its operations. */
+/**
+ * Whether a write to an ended invocation belongs to the reconciliation of one of its
+ * operations: a decision, a recorded re-run, or progress of an operation still open
+ * (a re-run's, or a reconciler's inspecting the world).
+ */
 function reconciling(fact: Fact, invocation: Invocation, state: RuleState): boolean {
   if (fact.kind === 'tool_reconciled' || fact.kind === 'tool_redispatched') return true;
   if (fact.kind !== 'tool_notified') return false;
-  const operation = state.operation(invocation.sessionId, fact.operationId);
-  return operation?.state === 'dispatched' && (operation.attempt ?? 1) > 1;
+  return state.operation(invocation.sessionId, fact.operationId)?.state === 'dispatched';
 }
 
 function openOperation(

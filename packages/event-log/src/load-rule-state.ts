@@ -47,9 +47,9 @@ export function* loadRuleState(
 }
 
 /**
- * The last attempt of each operation a re-dispatch (or a re-run's progress after its
- * invocation ended) names: 1 plus its `tool_redispatched` events, which the rules
- * accept only in order. Read only for such batches, so a dispatch costs no more.
+ * The last attempt of each operation a re-dispatch names: 1 plus its
+ * `tool_redispatched` events, which the rules accept only in order. Read only for
+ * batches that carry one, so a dispatch costs no more.
  */
 function* loadAttempts(
   builder: Kysely<LogDatabase>,
@@ -59,11 +59,7 @@ function* loadAttempts(
   const wanted = new Map<string, { sessionId: string; operationId: string }>();
   for (const { event } of batch) {
     const { fact, invocation } = event;
-    const needed =
-      fact.kind === 'tool_redispatched' ||
-      (fact.kind === 'tool_notified' &&
-        cache.invocation(invocation.sessionId, invocation.invocationId)?.ended);
-    if (!needed) continue;
+    if (fact.kind !== 'tool_redispatched') continue;
     const key = RuleCache.key(invocation.sessionId, fact.operationId);
     if (cache.operations.get(key)?.attempt === undefined) {
       wanted.set(key, { sessionId: invocation.sessionId, operationId: fact.operationId });

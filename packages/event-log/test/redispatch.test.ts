@@ -48,15 +48,19 @@ describe.each(testStores())('recorded re-dispatch on $name', (stores) => {
     });
   });
 
-  it('an ended invocation refuses progress of an operation that is not being re-run', async () => {
+  it('an ended invocation takes progress of an operation still open (its reconciliation), not of a closed one', async () => {
     await using store = await stores.create();
     await using log = await EventLog.open(store.target);
     const at = invocation();
     await log.append(write(at, facts.opened()));
     await log.append(write(at, facts.dispatched('s:c', { kind: 'provider', stepId: 's' })));
+    await log.append(write(at, facts.dispatched('s:d', { kind: 'provider', stepId: 's' })));
+    const failed = { kind: 'failed' as const, error: { code: 'x', message: 'x' } };
+    await log.append(write(at, { kind: 'tool_settled', operationId: 's:d', outcome: failed }));
     await recoverInvocations(log);
+    await log.append(write(at, { kind: 'tool_notified', operationId: 's:c', message: 'looking' }));
     await expect(
-      log.append(write(at, { kind: 'tool_notified', operationId: 's:c', message: 'stale' })),
+      log.append(write(at, { kind: 'tool_notified', operationId: 's:d', message: 'stale' })),
     ).rejects.toMatchObject({ code: 'sealed_invocation' });
     await expect(
       log.append(write(at, { kind: 'tool_redispatched', operationId: 's:x', attempt: 2, reason: 'r' })),

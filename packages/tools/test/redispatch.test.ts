@@ -5,6 +5,7 @@ import {
   EventWrite,
   type Fact,
   type Invocation,
+  idempotencyKeyOf,
   RuntimeEvent,
   type ToolCallContext,
 } from '@factum/agent-facts';
@@ -119,6 +120,31 @@ describe.each(testStores())('recorded re-dispatch on $name', (stores) => {
     expect(third).toEqual([expect.objectContaining({ decision: 'succeeded', attempt: 3 })]);
     expect(seen.map(({ context }) => context.attempt)).toEqual([2, 3]);
     expect(new Set(seen.map(({ context }) => context.idempotencyKey)).size).toBe(1);
+  });
+
+  it('a reconciler that inspects the world gets the context the effect had, and its progress is recorded', async () => {
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
+    await crashed(log, invocation, ['look']);
+    const keys: string[] = [];
+    const catalog = new ToolCatalog([
+      {
+        definition: { name: 'look', description: 'look', inputSchema: { type: 'object' } },
+        handler: ToolHandler.immediate({ names: () => ['look'], invoke: async () => ({}) }),
+        nesting: 'nestable',
+        semantics: 'parallel',
+        recovery: RecoveryPolicy.reconcile(async (operation, context) => {
+          keys.push(context.idempotencyKey);
+          await context.notify(`looking up ${operation.operationId}`);
+          return { kind: 'succeeded', value: { found: context.operationId } };
+        }),
+      },
+    ]);
+    const outcomes = await reconcileUncertain(log, invocation, { catalog });
+    expect(outcomes).toEqual([expect.objectContaining({ decision: 'succeeded', attempt: 1 })]);
+    expect(keys).toEqual([idempotencyKeyOf(invocation.sessionId, 's:look')]);
+    const kinds = (await log.invocationEvents(invocation, wide)).map(({ event }) => event.fact.kind);
+    expect(kinds.slice(-2)).toEqual(['tool_notified', 'tool_reconciled']);
   });
 
   it('two reconcilers of one invocation: the loser reports who closed each operation and goes on', async () => {

@@ -45,7 +45,6 @@ export function checkInvariants(
   const reconciled = new Map<string, 'succeeded' | 'failed'>();
   const opened = new Set<string>();
   const ended = new Set<string>();
-  const rerun = new Set<string>();
   for (const { sequence, event } of snapshot.events) {
     const fact = event.fact;
     const invocationId = event.invocation.invocationId;
@@ -54,8 +53,7 @@ export function checkInvariants(
       ended.has(invocationId) &&
       fact.kind !== 'tool_reconciled' &&
       fact.kind !== 'tool_redispatched' &&
-      !(fact.kind === 'tool_notified' && rerun.has(fact.operationId));
-    if (fact.kind === 'tool_redispatched') rerun.add(fact.operationId);
+      !(fact.kind === 'tool_notified' && !settled.has(fact.operationId) && !reconciled.has(fact.operationId));
     expect(!sealed, 'sealed', () => `event ${sequence} (${fact.kind}) after ${invocationId} ended`);
     switch (fact.kind) {
       case 'invocation_opened':
