@@ -10,6 +10,7 @@ const allowed = {
   'event-log': ['agent-facts'],
   model: ['agent-facts'],
   tools: ['agent-facts', 'code-runtime'],
+  mcp: ['agent-facts', 'tools'],
   conversation: ['agent-facts'],
   engine: ['agent-facts', 'event-log', 'model', 'tools', 'code-runtime'],
 };

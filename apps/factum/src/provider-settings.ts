@@ -17,6 +17,8 @@ const fileSchema = z.strictObject({
   kind: z.enum(['openai_chat_completions', 'openai_responses', 'anthropic_messages']).optional(),
   /** The name of an environment variable holding the key: the file never holds the key itself. */
   apiKeyEnv: z.string().optional(),
+  /** MCP servers whose tools runs offer; parsed by the run command (commands/mcp-options.ts). */
+  mcpServers: z.array(z.unknown()).optional(),
 });
 
 /** A setting is missing or malformed; the message says where to set it. */

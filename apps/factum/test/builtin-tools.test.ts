@@ -38,11 +38,17 @@ function invoke(name: string, input: unknown, options: { allowShell?: boolean; s
   if (entry === undefined) throw new Error(`no tool ${name}`);
   const check = entry.checkInput(input);
   if (!check.ok) throw new Error(check.message);
-  return entry.registration.handler.executor.invoke(
-    name,
-    input,
-    options.signal ?? new AbortController().signal,
-  );
+  const signal = options.signal ?? new AbortController().signal;
+  const context = {
+    operationId: 'op',
+    idempotencyKey: 'factum-test',
+    signal,
+    attempt: 1,
+    sessionId: 's',
+    invocationId: 'i',
+    notify: async () => {},
+  };
+  return entry.registration.handler.executor.invoke(name, input, context);
 }
 
 async function refusal(promise: Promise<unknown>): Promise<string> {

@@ -59,6 +59,12 @@ export const ReconciliationDecisionSchema = z.discriminatedUnion('kind', [
 ]);
 export type ReconciliationDecision = z.infer<typeof ReconciliationDecisionSchema>;
 
+/**
+ * The number of a recorded re-run: the dispatch is attempt 1, so a re-dispatch is 2 or
+ * more. The log accepts each attempt of an operation at most once, in order.
+ */
+export const RedispatchAttemptSchema = z.number().int().min(2).max(1000);
+
 /** Every fact an agent run can record, discriminated on `kind`. */
 export const FactSchema = z.discriminatedUnion('kind', [
   z.strictObject({
@@ -89,10 +95,18 @@ export const FactSchema = z.discriminatedUnion('kind', [
     reason: ToolRejectionSchema,
   }),
   z.strictObject({
+    kind: z.literal('tool_redispatched'),
+    operationId,
+    attempt: RedispatchAttemptSchema,
+    reason: z.string().min(1).max(1024),
+  }),
+  z.strictObject({
     kind: z.literal('tool_reconciled'),
     operationId,
     policy: z.enum(['idempotent', 'reconcile']),
     decision: ReconciliationDecisionSchema,
+    /** The attempt whose outcome this is, when the policy re-ran the effect. */
+    attempt: RedispatchAttemptSchema.optional(),
   }),
   z.strictObject({ kind: z.literal('invocation_ended'), outcome: InvocationOutcomeSchema }),
 ]);

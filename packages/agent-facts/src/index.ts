@@ -29,6 +29,7 @@ export {
   InvocationInputSchema,
   InvocationOutcomeSchema,
   ReconciliationDecisionSchema,
+  RedispatchAttemptSchema,
   RequestSourceSchema,
 } from './fact-schema.js';
 export type { FactumErrorOptions } from './factum-error.js';
@@ -70,6 +71,8 @@ export type { StepToolCall } from './step-operation-ids.js';
 export { StepOperationIds, stepToolCalls } from './step-operation-ids.js';
 export type { TerminalStatus } from './terminal-status.js';
 export { TerminalStatusSchema, terminalStatusOf } from './terminal-status.js';
+export type { ToolCallContext } from './tool-call-context.js';
+export { idempotencyKeyOf } from './tool-call-context.js';
 export type { FactError, ResultReference, ToolCall, ToolOrigin, ToolOutcome } from './tool-call-schema.js';
 export {
   FactErrorSchema,

@@ -9,6 +9,10 @@ const marker = Symbol.for('@factum/tool-error');
  * - `invalid_input` / `unavailable` / `not_nestable` / `cancelled`: rejected; nothing ran.
  * - `failed`: the effect ran and failed; the failure is recorded.
  * - `invalid_output`: the effect returned something its output schema refuses.
+ * - `outcome_unknown`: thrown by an effect that cannot tell whether it took place (its
+ *   server died mid-call, or a cancellation reached it mid-call). The call is not
+ *   settled: it stays uncertain, for reconciliation or a person to decide, and the run
+ *   stops as it does on `persistence`.
  */
 export type ToolErrorCode =
   | 'persistence'
@@ -18,6 +22,7 @@ export type ToolErrorCode =
   | 'cancelled'
   | 'failed'
   | 'invalid_output'
+  | 'outcome_unknown'
   | 'limit_exceeded';
 
 /** The typed failure of a tool call. */

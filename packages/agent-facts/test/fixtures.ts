@@ -70,6 +70,12 @@ export function everyKind(): Fact[] {
       reason: { kind: 'cancelled' },
     },
     {
+      kind: 'tool_redispatched',
+      operationId: 's1:c1',
+      attempt: 2,
+      reason: 'idempotent: re-run after a crash',
+    },
+    {
       kind: 'tool_reconciled',
       operationId: 's1:c1',
       policy: 'reconcile',

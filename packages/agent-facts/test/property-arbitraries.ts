@@ -200,16 +200,26 @@ export const factArbitraries: { readonly [K in Fact['kind']]: fc.Arbitrary<Extra
     input: json,
     reason: rejection,
   }),
-  tool_reconciled: fc.record({
-    kind: fc.constant('tool_reconciled' as const),
+  tool_redispatched: fc.record({
+    kind: fc.constant('tool_redispatched' as const),
     operationId,
-    policy: fc.constantFrom('idempotent' as const, 'reconcile' as const),
-    decision: fc.oneof(
-      fc.record({ kind: fc.constant('succeeded' as const), result: reference }),
-      fc.record({ kind: fc.constant('failed' as const), error: factError }),
-      fc.record({ kind: fc.constant('unknown' as const), note: text }),
-    ),
+    attempt: fc.integer({ min: 2, max: 1000 }),
+    reason: nonEmpty(64),
   }),
+  tool_reconciled: fc.record(
+    {
+      kind: fc.constant('tool_reconciled' as const),
+      operationId,
+      policy: fc.constantFrom('idempotent' as const, 'reconcile' as const),
+      decision: fc.oneof(
+        fc.record({ kind: fc.constant('succeeded' as const), result: reference }),
+        fc.record({ kind: fc.constant('failed' as const), error: factError }),
+        fc.record({ kind: fc.constant('unknown' as const), note: text }),
+      ),
+      attempt: fc.integer({ min: 2, max: 1000 }),
+    },
+    { requiredKeys: ['kind', 'operationId', 'policy', 'decision'] },
+  ),
   invocation_ended: fc.record({
     kind: fc.constant('invocation_ended' as const),
     outcome: fc.oneof(

@@ -144,8 +144,14 @@ export class AgentLoop {
       try {
         await step.invoke(call, signal);
       } catch (error) {
-        if (!ToolError.isInstance(error) || error.code !== 'persistence') continue;
-        // The log could not confirm a boundary: stop starting effects, end failed.
+        if (
+          !ToolError.isInstance(error) ||
+          (error.code !== 'persistence' && error.code !== 'outcome_unknown')
+        ) {
+          continue;
+        }
+        // The log could not confirm a boundary, or an effect cannot tell whether it
+        // happened: stop starting effects, end failed, leave the operation uncertain.
         failure ??= classify(error);
         stop.abort();
       }

@@ -1,4 +1,4 @@
-import { rejectionSentence, type ToolExecutor } from '@factum/agent-facts';
+import { rejectionSentence, type ToolCallContext, type ToolExecutor } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
@@ -20,7 +20,7 @@ class Effect implements ToolExecutor {
     return ['echo'];
   }
 
-  async invoke(_name: string, value: unknown, signal: AbortSignal) {
+  async invoke(_name: string, value: unknown, { signal }: ToolCallContext) {
     this.count += 1;
     this.signals.push(signal);
     this.entered.notify();

@@ -14,6 +14,11 @@ export type OperationState = {
   readonly invocationId: string;
   readonly parentOperationId: string | null;
   state: 'dispatched' | 'closed' | 'rejected';
+  /**
+   * The last recorded attempt (1: the dispatch; n: the last `tool_redispatched`).
+   * Loaded only for batches that need it; `undefined` means not loaded.
+   */
+  attempt?: number;
 };
 
 /** What the rules need to know about a session. */
@@ -36,6 +41,7 @@ export type RuleEffects = {
   readonly dispatch?: { readonly operationId: string; readonly parentOperationId: string | null };
   readonly reject?: { readonly operationId: string };
   readonly close?: { readonly operationId: string };
+  readonly redispatch?: { readonly operationId: string; readonly attempt: number };
 };
 
 /**
@@ -60,8 +66,9 @@ export function checkWrite(event: RuntimeEvent, state: RuleState): RuleEffects {
       `invocation ${invocationId} belongs to turn ${known.turnId} / run ${known.runId}, not ${invocation.turnId} / ${invocation.runId}`,
     );
   }
-  // A reconciliation is evidence about the past, recorded after the invocation ended.
-  if (known.ended && fact.kind !== 'tool_reconciled') {
+  // Reconciliation is evidence about the past, recorded after the invocation ended: its
+  // decision, a recorded re-run of an uncertain effect, and that re-run's progress.
+  if (known.ended && !reconciling(fact, invocation, state)) {
     throw new RuleRefusal(
       'sealed_invocation',
       `invocation ${invocationId} has ended (${known.terminal}); nothing more is appended to it`,
@@ -136,6 +143,17 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
     case 'tool_settled':
       openOperation(state, invocation, fact.operationId, fact.kind);
       return { close: { operationId: fact.operationId } };
+    case 'tool_redispatched': {
+      const operation = openOperation(state, invocation, fact.operationId, fact.kind);
+      const last = operation.attempt ?? 1;
+      if (fact.attempt !== last + 1) {
+        throw new RuleRefusal(
+          'duplicate_attempt',
+          `operation ${fact.operationId} is at attempt ${last}: attempt ${fact.attempt} ${fact.attempt <= last ? 'was already recorded' : 'skips one'}; each attempt runs at most once`,
+        );
+      }
+      return { redispatch: { operationId: fact.operationId, attempt: fact.attempt } };
+    }
     case 'tool_reconciled':
       openOperation(state, invocation, fact.operationId, fact.kind);
       return fact.decision.kind === 'unknown' ? {} : { close: { operationId: fact.operationId } };
@@ -156,7 +174,23 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
   }
 }
 
-function openOperation(state: RuleState, invocation: Invocation, operationId: string, kind: string): void {
+/**
+ * Whether a write to an ended invocation belongs to the reconciliation of one of its
+ * operations: a decision, a recorded re-run, or progress of an operation still open
+ * (a re-run's, or a reconciler's inspecting the world).
+ */
+function reconciling(fact: Fact, invocation: Invocation, state: RuleState): boolean {
+  if (fact.kind === 'tool_reconciled' || fact.kind === 'tool_redispatched') return true;
+  if (fact.kind !== 'tool_notified') return false;
+  return state.operation(invocation.sessionId, fact.operationId)?.state === 'dispatched';
+}
+
+function openOperation(
+  state: RuleState,
+  invocation: Invocation,
+  operationId: string,
+  kind: string,
+): OperationState {
   const operation = state.operation(invocation.sessionId, operationId);
   if (operation === undefined || operation.state === 'rejected') {
     throw new RuleRefusal(
@@ -173,4 +207,5 @@ function openOperation(state: RuleState, invocation: Invocation, operationId: st
   if (operation.state === 'closed') {
     throw new RuleRefusal('operation_closed', `operation ${operationId} has already settled`);
   }
+  return operation;
 }

@@ -189,4 +189,8 @@ function applyEffects(cache: RuleCache, staged: StagedWrite, effects: RuleEffect
     const known = cache.operation(invocation.sessionId, effects.close.operationId);
     if (known) known.state = 'closed';
   }
+  if (effects.redispatch) {
+    const known = cache.operation(invocation.sessionId, effects.redispatch.operationId);
+    if (known) known.attempt = effects.redispatch.attempt;
+  }
 }

@@ -19,6 +19,11 @@ export type InvocationRecovery = {
   readonly uncertainOperations: string[];
   readonly undispatchedCalls: UndispatchedCall[];
   readonly ended: boolean;
+  /**
+   * The last recorded attempt of each uncertain operation that reconciliation re-ran
+   * (`tool_redispatched`): a crash during a re-run leaves it uncertain at that attempt.
+   */
+  readonly attempts: Readonly<Record<string, number>>;
 };
 
 /** Computes recovery from one invocation's events, in order. Pure: runs no effect. */
@@ -26,6 +31,7 @@ export function recoveryOf(events: readonly StoredEvent[]): InvocationRecovery {
   const dispatched = new Map<string, true>();
   const handled = new Set<string>();
   const accepted: UndispatchedCall[] = [];
+  const attempts = new Map<string, number>();
   let ended = false;
   for (const { event } of events) {
     const fact = event.fact;
@@ -39,6 +45,9 @@ export function recoveryOf(events: readonly StoredEvent[]): InvocationRecovery {
         break;
       case 'tool_settled':
         dispatched.delete(fact.operationId);
+        break;
+      case 'tool_redispatched':
+        attempts.set(fact.operationId, fact.attempt);
         break;
       case 'tool_reconciled':
         if (fact.decision.kind !== 'unknown') dispatched.delete(fact.operationId);
@@ -61,5 +70,6 @@ export function recoveryOf(events: readonly StoredEvent[]): InvocationRecovery {
     uncertainOperations: [...dispatched.keys()],
     undispatchedCalls: accepted.filter((call) => !handled.has(call.operationId)),
     ended,
+    attempts: Object.fromEntries([...attempts].filter(([operationId]) => dispatched.has(operationId))),
   };
 }

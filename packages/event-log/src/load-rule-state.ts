@@ -43,6 +43,45 @@ export function* loadRuleState(
   yield* loadSessions(builder, cache, [...sessions]);
   yield* loadInvocations(builder, cache, [...invocations.values()]);
   yield* loadOperations(builder, cache, [...operations.values()]);
+  yield* loadAttempts(builder, cache, batch);
+}
+
+/**
+ * The last attempt of each operation a re-dispatch names: 1 plus its
+ * `tool_redispatched` events, which the rules accept only in order. Read only for
+ * batches that carry one, so a dispatch costs no more.
+ */
+function* loadAttempts(
+  builder: Kysely<LogDatabase>,
+  cache: RuleCache,
+  batch: readonly StagedWrite[],
+): Statements<void> {
+  const wanted = new Map<string, { sessionId: string; operationId: string }>();
+  for (const { event } of batch) {
+    const { fact, invocation } = event;
+    if (fact.kind !== 'tool_redispatched') continue;
+    const key = RuleCache.key(invocation.sessionId, fact.operationId);
+    if (cache.operations.get(key)?.attempt === undefined) {
+      wanted.set(key, { sessionId: invocation.sessionId, operationId: fact.operationId });
+    }
+  }
+  if (wanted.size === 0) return;
+  const keys = [...wanted.values()];
+  const rows = yield* run(
+    builder
+      .selectFrom('events')
+      .select((eb) => ['session_id', 'operation_id', eb.fn.countAll().as('redispatches')])
+      .where('kind', '=', 'tool_redispatched')
+      .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
+      .where('operation_id', 'in', unique(keys.map((key) => key.operationId)))
+      .groupBy(['session_id', 'operation_id'])
+      .compile(),
+  );
+  const counts = new Map(rows.map((row) => [RuleCache.key(row.session_id, row.operation_id ?? ''), row]));
+  for (const [key] of wanted) {
+    const operation = cache.operations.get(key);
+    if (operation !== undefined) operation.attempt = 1 + Number(counts.get(key)?.redispatches ?? 0);
+  }
 }
 
 function operationIdsOf(fact: StagedWrite['event']['fact']): string[] {

@@ -1,6 +1,7 @@
 /** Why the log refused a write. Each refusal writes nothing. */
 export type AppendRefusal =
   | 'duplicate_dispatch'
+  | 'duplicate_attempt'
   | 'duplicate_event'
   | 'duplicate_invocation'
   | 'sealed_invocation'

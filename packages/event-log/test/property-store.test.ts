@@ -32,7 +32,12 @@ function prelude(fact: Fact): Fact[] {
   if (fact.kind === 'tool_dispatched' && fact.call.origin.kind !== 'provider') {
     before.push(dispatch(fact.call.origin.parentOperationId));
   }
-  if (fact.kind === 'tool_notified' || fact.kind === 'tool_settled' || fact.kind === 'tool_reconciled') {
+  if (
+    fact.kind === 'tool_notified' ||
+    fact.kind === 'tool_settled' ||
+    fact.kind === 'tool_reconciled' ||
+    fact.kind === 'tool_redispatched'
+  ) {
     before.push(dispatch(fact.operationId));
   }
   return before;
@@ -40,6 +45,8 @@ function prelude(fact: Fact): Fact[] {
 
 /** The fact as the store can hold it: a success points at the result it carries. */
 function withResult(fact: Fact, value: unknown): { fact: Fact; result?: ToolResult } {
+  // The log takes attempts in order: the first re-dispatch after a dispatch is attempt 2.
+  if (fact.kind === 'tool_redispatched') return { fact: { ...fact, attempt: 2 } };
   if (!factNeedsResult(fact)) return { fact };
   const result = ToolResult.of(value);
   if (fact.kind === 'tool_settled') {

@@ -38,6 +38,16 @@ export async function runExec(
   });
   const result = await context.code.run(source, { bridge: bridgeFor(context, cellId), signal });
   if (result.kind === 'fatal') {
+    const cause = (result.cause as { cause?: unknown } | undefined)?.cause;
+    if (ToolError.isInstance(cause) && cause.code === 'outcome_unknown') {
+      throw new ToolError(
+        'outcome_unknown',
+        `the cell of ${parent.operationId} was stopped: ${cause.message}`,
+        {
+          cause,
+        },
+      );
+    }
     throw new ToolError(
       'persistence',
       `the cell of ${parent.operationId} was stopped: a commit inside it failed`,
@@ -95,8 +105,12 @@ function bridgeFor(context: RunContext & { readonly catalog: ToolCatalog }, cell
         if (why !== undefined) return await reject(context, child, why);
         return (await runCall(context, child, signal)).json();
       } catch (error) {
-        // A persistence failure must not be catchable: the cell stops at once.
-        if (ToolError.isInstance(error) && error.code === 'persistence') {
+        // A persistence failure, or a child whose outcome is unknown, must not be
+        // catchable: the cell stops at once, and nothing above it is settled.
+        if (
+          ToolError.isInstance(error) &&
+          (error.code === 'persistence' || error.code === 'outcome_unknown')
+        ) {
           throw new FatalHostError(error.message, { cause: error });
         }
         throw error;

@@ -29,6 +29,11 @@ export class CommitLedger {
     this.#origin = origin;
   }
 
+  /** The invocation every fact of this ledger belongs to. */
+  get invocation(): Invocation {
+    return this.#invocation;
+  }
+
   /** Commits a fact (with its result, when it settles a success); throws persistence on failure. */
   async commit(fact: Fact, result?: ToolResult): Promise<RuntimeEvent> {
     const event = RuntimeEvent.create(this.#invocation, fact, this.#origin);

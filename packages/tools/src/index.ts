@@ -1,9 +1,10 @@
-export type { ToolErrorCode, ToolExecutor } from '@factum/agent-facts';
-export { ToolError } from '@factum/agent-facts';
+export type { ToolCallContext, ToolErrorCode, ToolExecutor } from '@factum/agent-facts';
+export { idempotencyKeyOf, ToolError } from '@factum/agent-facts';
 export { EXEC_INPUT_SCHEMA, execSpec } from './exec-tool.js';
 export type { JsonSchema, SchemaInput } from './input-schema.js';
-export type { ReconcileOutcome, RecoverySource } from './reconcile-uncertain.js';
-export { reconcileUncertain } from './reconcile-uncertain.js';
+export type { ClosedBy } from './operation-closer.js';
+export type { ReconcileOptions, ReconcileOutcome, RecoverySource } from './reconcile-uncertain.js';
+export { DEFAULT_MAX_ATTEMPTS, reconcileUncertain } from './reconcile-uncertain.js';
 export type { ReconcileDecision, UncertainOperation } from './recovery-policy.js';
 export { RecoveryPolicy } from './recovery-policy.js';
 export { DEFAULT_RESULT_LIMIT, renderToolResult } from './render-tool-result.js';

@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import formatsModule from 'ajv-formats';
 import { z } from 'zod';
 import { ToolCatalogError } from './tool-catalog-error.js';
 
@@ -15,7 +16,15 @@ function isZod(schema: SchemaInput): schema is z.ZodType {
   return typeof (schema as { safeParse?: unknown }).safeParse === 'function' && '_zod' in schema;
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: true });
+type AddFormats = (ajv: Ajv) => Ajv;
+// The package is CommonJS with an ES-style declaration: Node hands the function over
+// as the default import, while the declaration describes it as `.default`.
+const addFormats: AddFormats =
+  (formatsModule as unknown as { default?: AddFormats }).default ?? (formatsModule as unknown as AddFormats);
+
+// Formats (`uri`, `email`, `date-time`, …) are checked, as MCP servers' schemas expect;
+// an unknown one would otherwise be ignored with a warning on stderr.
+const ajv = addFormats(new Ajv({ allErrors: false, strict: false, validateSchema: true }));
 
 /**
  * Turns a registration's schema into the JSON Schema shown to models and a check for

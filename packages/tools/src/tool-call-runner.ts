@@ -3,12 +3,14 @@ import {
   type Language,
   rejectionSentence,
   type ToolCall,
+  type ToolCallContext,
   type ToolCallIdentity,
   ToolError,
   type ToolErrorCode,
   type ToolRejection,
   ToolResult,
 } from '@factum/agent-facts';
+import { openCallContext } from './call-context.js';
 import type { CommitLedger } from './commit-ledger.js';
 import type { CatalogEntry } from './tool-catalog.js';
 import type { ToolLock } from './tool-lock.js';
@@ -74,7 +76,8 @@ export function refusal(prepared: PreparedCall, signal: AbortSignal): ToolReject
 /**
  * The at-most-once protocol for one call whose tool is in the catalog: T1 durable,
  * then the effect, then T2. A commit failure at either boundary throws
- * `ToolError('persistence')`; an effect that throws settles as failed.
+ * `ToolError('persistence')`; an effect that throws settles as failed, except one that
+ * throws `ToolError('outcome_unknown')`, which is rethrown with nothing settled.
  */
 export async function runCall(
   context: RunContext,
@@ -90,7 +93,16 @@ export async function runCall(
       operationId: prepared.operationId,
       call: prepared.call,
     });
-    const settled = await effect(entry, prepared.call, signal);
+    const call = openCallContext(context.ledger, { operationId: prepared.operationId, signal, attempt: 1 });
+    let settled: Settled;
+    try {
+      settled = await effect(entry, prepared.call, call.context);
+    } finally {
+      call.close();
+    }
+    // A progress note that was not recorded leaves the call uncertain, never settled.
+    const lost = call.failure();
+    if (lost !== undefined) throw lost;
     if (settled.kind === 'failed') {
       await context.ledger.commit({
         kind: 'tool_settled',
@@ -116,13 +128,21 @@ export async function runCall(
   }
 }
 
-type Settled = { kind: 'succeeded'; result: ToolResult } | { kind: 'failed'; error: FactError };
+/** How an effect ended, before it is recorded. */
+export type Settled = { kind: 'succeeded'; result: ToolResult } | { kind: 'failed'; error: FactError };
 
-async function effect(entry: CatalogEntry, call: ToolCall, signal: AbortSignal): Promise<Settled> {
+/** Runs an effect and turns what it returned or threw into a settlement (its output checked). */
+export async function effect(
+  entry: CatalogEntry,
+  call: ToolCall,
+  context: ToolCallContext,
+): Promise<Settled> {
   let value: unknown;
   try {
-    value = await entry.registration.handler.executor.invoke(call.name, call.input, signal);
+    value = await entry.registration.handler.executor.invoke(call.name, call.input, context);
   } catch (error) {
+    // An effect that cannot tell whether it happened is not settled: it stays uncertain.
+    if (ToolError.isInstance(error) && error.code === 'outcome_unknown') throw error;
     return { kind: 'failed', error: { code: codeOf(error), message: messageOf(error) } };
   }
   let result: ToolResult;

@@ -48,8 +48,12 @@ export function checkInvariants(
   for (const { sequence, event } of snapshot.events) {
     const fact = event.fact;
     const invocationId = event.invocation.invocationId;
-    // A reconciliation is evidence about the past: the one fact the log takes after the end.
-    const sealed = ended.has(invocationId) && fact.kind !== 'tool_reconciled';
+    // Reconciliation is evidence about the past: what the log takes after the end.
+    const sealed =
+      ended.has(invocationId) &&
+      fact.kind !== 'tool_reconciled' &&
+      fact.kind !== 'tool_redispatched' &&
+      !(fact.kind === 'tool_notified' && !settled.has(fact.operationId) && !reconciled.has(fact.operationId));
     expect(!sealed, 'sealed', () => `event ${sequence} (${fact.kind}) after ${invocationId} ended`);
     switch (fact.kind) {
       case 'invocation_opened':

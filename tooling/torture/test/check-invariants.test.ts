@@ -47,6 +47,7 @@ function snapshot(
     uncertainOperations: options.uncertain ?? [],
     undispatchedCalls: [],
     ended: facts.some((fact) => fact.kind === 'invocation_ended'),
+    attempts: {},
   };
   return {
     chain:

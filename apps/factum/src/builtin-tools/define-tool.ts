@@ -28,7 +28,7 @@ export function defineTool<S extends z.ZodType>(spec: ToolSpecification<S>): Too
     definition: { name: spec.name, description: spec.description, inputSchema: spec.input },
     handler: ToolHandler.immediate({
       names: () => [spec.name],
-      invoke: (_name, input, signal) => spec.run(spec.input.parse(input), signal),
+      invoke: (_name, input, context) => spec.run(spec.input.parse(input), context.signal),
     }),
     nesting: spec.nesting,
     semantics: spec.semantics,

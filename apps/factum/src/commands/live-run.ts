@@ -14,6 +14,8 @@ export type LiveRunOptions = {
   readonly input: RunInput;
   readonly indent?: number;
   readonly textLabel?: string;
+  /** The server each MCP tool came from, shown on its lines. */
+  readonly toolServers?: ReadonlyMap<string, string>;
 };
 
 /**
@@ -32,6 +34,7 @@ export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
     invocation: input.invocation,
     ...(options.indent === undefined ? {} : { indent: options.indent }),
     ...(options.textLabel === undefined ? {} : { textLabel: options.textLabel }),
+    ...(options.toolServers === undefined ? {} : { toolServers: options.toolServers }),
   });
   const running = await runtime.engine.start(input, { observer: view.observer });
   view.start();

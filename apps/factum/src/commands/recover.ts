@@ -59,11 +59,13 @@ export function registerRecover(cli: CAC, context: CliContext): void {
       let left = 0;
       for (const summary of index.filter((entry) => entry.open.size > 0)) {
         for (const outcome of await reconcileInvocation(runtime, summary)) {
-          const closed = outcome.decision === 'succeeded' || outcome.decision === 'failed';
+          // A lost race means another reconciler recorded this operation: not ours to count.
+          const closed = outcome.decision !== 'unknown' && outcome.decision !== 'left_uncertain';
           if (!closed) left += 1;
           const mark = closed ? c.green('✔') : c.yellow('⚠');
+          const attempt = outcome.attempt > 1 ? ` · attempt ${outcome.attempt}` : '';
           terminal.line(
-            `${mark} ${outcome.name} ${c.dim(outcome.operationId)}: ${c.bold(outcome.decision)} ${c.dim(`(${outcome.reason})`)}`,
+            `${mark} ${outcome.name} ${c.dim(outcome.operationId)}: ${c.bold(outcome.decision)} ${c.dim(`(${outcome.reason})${attempt}`)}`,
           );
         }
       }

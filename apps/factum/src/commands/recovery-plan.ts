@@ -55,6 +55,7 @@ export async function reconcileInvocation(
       name: call.name,
       decision: 'left_uncertain',
       reason: catalog,
+      attempt: 1,
     }));
   }
   return reconcileUncertain(runtime.log, summary.invocation, { catalog });

@@ -1,16 +1,19 @@
+import { ToolCatalog } from '@factum/tools';
 import type { CAC } from 'cac';
-import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
+import { builtinTools } from '../builtin-tools/builtin-catalog.js';
 import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { indexInvocations } from './invocation-index.js';
 import { exitCodeOf, runLive } from './live-run.js';
+import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor, printSummary } from './run.js';
 
 type ResumeOptions = GlobalOptions &
-  ProviderOptions & { readonly session?: string; readonly allowShell?: boolean };
+  ProviderOptions &
+  McpOptions & { readonly session?: string; readonly allowShell?: boolean };
 
 /**
  * `factum resume <run-id>`: a continuation from where a run stands in the log, in the
@@ -18,14 +21,16 @@ type ResumeOptions = GlobalOptions &
  * operations of that history have unknown outcomes.
  */
 export function registerResume(cli: CAC, context: CliContext): void {
-  withProviderOptions(
-    cli
-      .command(
-        'resume <run-id>',
-        'Continue a run from its last recorded fact (refused while operations are uncertain)',
-      )
-      .option('--session <id>', 'the session of the run (found in the log when omitted)')
-      .option('--allow-shell', 'also offer the shell tool'),
+  withMcpOptions(
+    withProviderOptions(
+      cli
+        .command(
+          'resume <run-id>',
+          'Continue a run from its last recorded fact (refused while operations are uncertain)',
+        )
+        .option('--session <id>', 'the session of the run (found in the log when omitted)')
+        .option('--allow-shell', 'also offer the shell tool'),
+    ),
   ).action(async (runId: string, options: ResumeOptions) => {
     const dataDir = dataDirOf(options, context);
     const provider = providerFrom(options, dataDir, context);
@@ -44,9 +49,15 @@ export function registerResume(cli: CAC, context: CliContext): void {
     const cwd = last.configuration?.cwd ?? context.cwd;
     const workspace = await Workspace.open(cwd);
     const invocation = newInvocation(last.invocation.sessionId);
+    const builtins = builtinTools({ workspace, allowShell: options.allowShell === true });
+    await using mcp = await connectMcpSources(
+      mcpServersFrom(options, dataDir),
+      builtins.map((tool) => tool.definition.name),
+    );
     const outcome = await runLive({
       context,
       runtime,
+      toolServers: mcp.servers,
       input: {
         invocation,
         provider,
@@ -55,7 +66,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
         work: {
           kind: 'continuation',
           source: source.boundary,
-          tools: builtinCatalog({ workspace, allowShell: options.allowShell === true }),
+          tools: new ToolCatalog([...builtins, ...mcp.registrations]),
         },
       },
     });

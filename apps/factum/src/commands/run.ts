@@ -1,15 +1,18 @@
 import type { InvocationConfiguration } from '@factum/agent-facts';
 import type { RunOutcome } from '@factum/engine';
+import { ToolCatalog } from '@factum/tools';
 import type { CAC } from 'cac';
-import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
+import { builtinTools } from '../builtin-tools/builtin-catalog.js';
 import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
+import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 
 type RunOptions = GlobalOptions &
-  ProviderOptions & {
+  ProviderOptions &
+  McpOptions & {
     readonly session?: string;
     readonly codeMode?: boolean;
     readonly allowShell?: boolean;
@@ -26,18 +29,26 @@ export function instructionsFor(workspace: Workspace): string {
 
 /** `factum run "<message>"`: one message run with the built-in tools, shown live. */
 export function registerRun(cli: CAC, context: CliContext): void {
-  withProviderOptions(
-    cli
-      .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
-      .option('--session <id>', 'continue this session (a new message run in it)')
-      .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
-      .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)'),
+  withMcpOptions(
+    withProviderOptions(
+      cli
+        .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
+        .option('--session <id>', 'continue this session (a new message run in it)')
+        .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
+        .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)'),
+    ),
   )
     .example('factum run "summarise README.md" --base-url http://localhost:11434/v1 --model qwen3')
+    .example('factum run "what time is it?" --mcp \'npx -y @modelcontextprotocol/server-everything\'')
     .action(async (message: string, options: RunOptions) => {
       const dataDir = dataDirOf(options, context);
       const provider = providerFrom(options, dataDir, context);
       const workspace = await Workspace.open(context.cwd);
+      const builtins = builtinTools({ workspace, allowShell: options.allowShell === true });
+      await using mcp = await connectMcpSources(
+        mcpServersFrom(options, dataDir),
+        builtins.map((tool) => tool.definition.name),
+      );
       await using runtime = await FactumRuntime.open({ target: { dataDir } });
       const invocation = newInvocation(options.session === undefined ? undefined : String(options.session));
       const configuration: InvocationConfiguration = {
@@ -47,6 +58,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
       const outcome = await runLive({
         context,
         runtime,
+        toolServers: mcp.servers,
         input: {
           invocation,
           provider,
@@ -55,7 +67,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
           work: {
             kind: 'message',
             message: String(message),
-            tools: builtinCatalog({ workspace, allowShell: options.allowShell === true }),
+            tools: new ToolCatalog([...builtins, ...mcp.registrations]),
           },
         },
       });

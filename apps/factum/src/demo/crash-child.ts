@@ -19,8 +19,8 @@ function crashingAfterEffect(registration: ToolRegistration, terminal: Terminal)
     ...registration,
     handler: ToolHandler.immediate({
       names: () => effect.names(),
-      invoke: async (name, input, signal) => {
-        await effect.invoke(name, input, signal);
+      invoke: async (name, input, context) => {
+        await effect.invoke(name, input, context);
         terminal.line(
           `    ${terminal.colors.red('child ›')} the file is written; killing this process (SIGKILL) before the result is recorded`,
         );

@@ -107,6 +107,11 @@ export async function renderTimeline(
           `${at(sequence)} tool     ${c.yellow('⊘')} ${describeCall(fact.name, fact.input)} ${c.yellow(rejectionSentence(fact.reason))}`,
         );
         break;
+      case 'tool_redispatched': {
+        const name = dispatches.get(fact.operationId)?.fact.call.name ?? fact.operationId;
+        lines.push(`${at(sequence)} recover  ${name} re-run, attempt ${fact.attempt}: ${c.dim(fact.reason)}`);
+        break;
+      }
       case 'tool_reconciled': {
         const name = dispatches.get(fact.operationId)?.fact.call.name ?? fact.operationId;
         const decision = fact.decision;

@@ -14,6 +14,8 @@ export type RunViewOptions = {
   /** Written before each block of model text, e.g. `agent ›`. */
   readonly textLabel?: string;
   readonly pollMs?: number;
+  /** The server each MCP tool came from: its lines say `name [server]`. */
+  readonly toolServers?: ReadonlyMap<string, string>;
 };
 
 type LiveCall = {
@@ -153,7 +155,10 @@ export class RunView {
         const origin = fact.call.origin;
         const parent = origin.kind === 'provider' ? undefined : this.#live.get(origin.parentOperationId);
         // A cell is shown through its exec call; only its notifications and children appear.
-        const label = origin.kind === 'code_cell' ? '' : describeCall(fact.call.name, fact.call.input);
+        const server = this.#options.toolServers?.get(fact.call.name);
+        const call = describeCall(fact.call.name, fact.call.input);
+        const label =
+          origin.kind === 'code_cell' ? '' : server === undefined ? call : `${call} ${c.dim(`[${server}]`)}`;
         const indent = origin.kind === 'provider' ? 0 : (parent?.indent ?? 0) + (label === '' ? 0 : 2);
         this.#live.set(fact.operationId, { label, name: fact.call.name, indent, at: event.timestamp });
         if (fact.call.name === 'exec' && origin.kind === 'provider') {
@@ -193,7 +198,8 @@ export class RunView {
         return;
       }
       case 'tool_rejected': {
-        const label = describeCall(fact.name, fact.input);
+        const server = this.#options.toolServers?.get(fact.name);
+        const label = `${describeCall(fact.name, fact.input)}${server === undefined ? '' : ` ${c.dim(`[${server}]`)}`}`;
         this.#print(`${c.yellow('⊘')} ${label} ${c.dim('—')} ${c.yellow(rejectionSentence(fact.reason))}`, 0);
         return;
       }

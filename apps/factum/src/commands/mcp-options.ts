@@ -1,0 +1,93 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { McpError, type McpServerConfig, McpToolSource, mcpCommand, parseMcpServerConfig } from '@factum/mcp';
+import type { ToolRegistration } from '@factum/tools';
+import type { Command } from 'cac';
+import { CliError } from './cli-error.js';
+
+/** MCP flags as cac parses them (a repeated flag is an array). */
+export type McpOptions = {
+  readonly mcp?: string | string[];
+  readonly mcpUrl?: string | string[];
+};
+
+/** Adds `--mcp <command>` and `--mcp-url <url>` (each repeatable) to a command. */
+export function withMcpOptions(command: Command): Command {
+  return command
+    .option(
+      '--mcp <command>',
+      'also offer the tools of an MCP server started by this command (stdio); repeatable',
+    )
+    .option(
+      '--mcp-url <url>',
+      'also offer the tools of an MCP server at this Streamable HTTP URL; repeatable',
+    );
+}
+
+const list = (value: string | string[] | undefined): string[] =>
+  value === undefined ? [] : (Array.isArray(value) ? value : [value]).map(String);
+
+/**
+ * The MCP servers of a run: `mcpServers` in `<dir>/config.json` (each a command line,
+ * or an object `{ kind: 'stdio', command, args, env?, recovery? }` / `{ kind: 'http',
+ * url, headers?, recovery? }`), then the flags.
+ */
+export function mcpServersFrom(options: McpOptions, dataDir: string): McpServerConfig[] {
+  const file = join(dataDir, 'config.json');
+  const configured: unknown[] = [];
+  if (existsSync(file)) {
+    const servers = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers?: unknown }).mcpServers;
+    if (servers !== undefined && !Array.isArray(servers)) {
+      throw new CliError('usage', `${file}: mcpServers must be a list`);
+    }
+    configured.push(...(servers ?? []));
+  }
+  try {
+    return [
+      ...configured.map((entry) =>
+        typeof entry === 'string' ? mcpCommand(entry) : parseMcpServerConfig(entry),
+      ),
+      ...list(options.mcp).map((line) => mcpCommand(line)),
+      ...list(options.mcpUrl).map((url) => parseMcpServerConfig({ kind: 'http', url })),
+    ];
+  } catch (error) {
+    if (McpError.isInstance(error)) throw new CliError('usage', error.message);
+    throw error;
+  }
+}
+
+/** The connected servers of a run: close them with `await using`. */
+export type McpSources = AsyncDisposable & {
+  readonly registrations: ToolRegistration[];
+  /** Which server each MCP tool came from, by catalog name. */
+  readonly servers: ReadonlyMap<string, string>;
+};
+
+/** Connects every server; a tool whose name is taken (a built-in's, say) gets the server's label as a prefix. */
+export async function connectMcpSources(
+  configs: McpServerConfig[],
+  taken: Iterable<string>,
+): Promise<McpSources> {
+  const sources: McpToolSource[] = [];
+  const reserved = new Set(taken);
+  const close = async () => {
+    await Promise.allSettled(sources.map((source) => source.close()));
+  };
+  try {
+    for (const config of configs) {
+      const source = await McpToolSource.connect(config, { reserved });
+      sources.push(source);
+      for (const tool of source.tools) reserved.add(tool.name);
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return {
+    registrations: sources.flatMap((source) => source.registrations()),
+    servers: new Map(
+      sources.flatMap((source) => source.tools.map((tool) => [tool.name, source.label] as const)),
+    ),
+    [Symbol.asyncDispose]: close,
+  };
+}

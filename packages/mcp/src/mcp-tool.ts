@@ -1,0 +1,70 @@
+import { RecoveryPolicy, type ToolSemantics } from '@factum/tools';
+import type { McpRecoveryOverride } from './mcp-server-config.js';
+
+/** What a server's annotations say about a tool (MCP's defaults where it says nothing). */
+export type McpHints = {
+  readonly readOnly: boolean;
+  readonly idempotent: boolean;
+  /** May destroy data: a call should need approval once approvals exist. */
+  readonly destructive: boolean;
+  readonly openWorld: boolean;
+};
+
+/** One tool of an MCP server as it sits in a Factum catalog. */
+export type McpTool = {
+  /** The name in the catalog (prefixed, and made a valid tool name). */
+  readonly name: string;
+  /** The name the server knows it by. */
+  readonly mcpName: string;
+  /** The label of the server it came from. */
+  readonly server: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly hints: McpHints;
+  /** How its uncertain calls recover: from the hints, unless the user overrode it. */
+  readonly recovery: McpRecoveryOverride;
+};
+
+/**
+ * MCP's annotation defaults (readOnlyHint false, destructiveHint true, idempotentHint
+ * false, openWorldHint true), applied to what a server sent. Annotations are hints from
+ * the server, not guarantees: the user may override the recovery of any tool.
+ */
+export function hintsOf(annotations: unknown): McpHints {
+  const raw = (typeof annotations === 'object' && annotations !== null ? annotations : {}) as Record<
+    string,
+    unknown
+  >;
+  const readOnly = raw.readOnlyHint === true;
+  return {
+    readOnly,
+    idempotent: readOnly || raw.idempotentHint === true,
+    destructive: !readOnly && raw.destructiveHint !== false,
+    openWorld: raw.openWorldHint !== false,
+  };
+}
+
+/** readOnlyHint → safe to re-run; idempotentHint → idempotent; otherwise uncertain until reconciled. */
+export function defaultRecovery(hints: McpHints): McpRecoveryOverride {
+  if (hints.readOnly) return 'read_only';
+  return hints.idempotent ? 'idempotent' : 'never_auto_retry';
+}
+
+/** The catalog's recovery policy for a tool. Both re-runnable kinds re-run recorded, bounded. */
+export function recoveryPolicyOf(recovery: McpRecoveryOverride): RecoveryPolicy {
+  return recovery === 'never_auto_retry' ? RecoveryPolicy.neverAutoRetry() : RecoveryPolicy.idempotent();
+}
+
+/** Reads overlap; a tool that may change the world runs alone. */
+export function semanticsOf(recovery: McpRecoveryOverride): ToolSemantics {
+  return recovery === 'read_only' ? 'parallel' : 'exclusive';
+}
+
+const valid = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+
+/** A catalog name for an MCP tool: the prefix and the name, other characters as `_`, 64 at most. */
+export function catalogName(prefix: string, mcpName: string): string {
+  const name = `${prefix}${mcpName}`.replace(/[^a-zA-Z0-9_-]/g, '_');
+  const started = /^[a-zA-Z]/.test(name) ? name : `t_${name}`;
+  return valid.test(started) ? started : started.slice(0, 64);
+}

@@ -1,0 +1,134 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ModelToolCall } from '@factum/agent-facts';
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog } from '@factum/event-log';
+import { RunTools, ToolCatalog } from '@factum/tools';
+import { describe, expect, it } from 'vitest';
+import { McpError, McpToolSource } from '../src/index.ts';
+import { factsOf, invocation, seed, temporaryDirectory } from './support/log-fixtures.ts';
+import { everythingBin, filesystem, freePort } from './support/servers.ts';
+
+const code = new CodeExecutor();
+
+async function runCalls(log: EventLog, source: McpToolSource, calls: ModelToolCall[]) {
+  await seed(log, invocation, calls);
+  const run = new RunTools({
+    sink: log,
+    invocation,
+    catalog: new ToolCatalog(source.registrations()),
+    mode: 'direct',
+    code,
+  });
+  const step = (await run.capture('.')).intoStep('step');
+  const results: unknown[] = [];
+  for (const call of calls) results.push((await step.invoke(call)).json());
+  await run.shutdown();
+  return results;
+}
+
+describe('server-filesystem over stdio', () => {
+  it('writes a real file in the allowed directory through T1 and T2, with recovery from its annotations', async () => {
+    using dir = temporaryDirectory();
+    await using log = await EventLog.open(dir.file);
+    await using source = await McpToolSource.connect(filesystem(dir.path));
+    const recovery = Object.fromEntries(
+      source.tools.map((tool) => [tool.name, [tool.recovery, tool.hints.destructive]]),
+    );
+    expect(recovery).toMatchObject({
+      read_text_file: ['read_only', false],
+      write_file: ['idempotent', true],
+      edit_file: ['never_auto_retry', true],
+      move_file: ['never_auto_retry', true],
+    });
+    const file = join(dir.path, 'note.txt');
+    const results = await runCalls(log, source, [
+      { id: 'w', name: 'write_file', input: { path: file, content: 'written through MCP' } },
+      { id: 'r', name: 'read_text_file', input: { path: file } },
+    ]);
+    expect(readFileSync(file, 'utf8')).toBe('written through MCP');
+    expect(JSON.stringify(results[1])).toContain('written through MCP');
+    expect((await factsOf(log, 'step:w')).map((fact) => fact.kind)).toEqual([
+      'tool_dispatched',
+      'tool_settled',
+    ]);
+  }, 60_000);
+
+  it('a path outside the allowed directory is the server refusing: settled as failed, nothing written', async () => {
+    using dir = temporaryDirectory();
+    await using log = await EventLog.open(dir.file);
+    await using source = await McpToolSource.connect(filesystem(join(dir.path)));
+    await seed(log, invocation, [
+      { id: 'w', name: 'write_file', input: { path: '/etc/factum-escape', content: 'x' } },
+    ]);
+    const run = new RunTools({
+      sink: log,
+      invocation,
+      catalog: new ToolCatalog(source.registrations()),
+      mode: 'direct',
+      code,
+    });
+    const step = (await run.capture('.')).intoStep('step');
+    await expect(
+      step.invoke({ id: 'w', name: 'write_file', input: { path: '/etc/factum-escape', content: 'x' } }),
+    ).rejects.toMatchObject({ code: 'failed' });
+    await run.shutdown();
+    expect((await factsOf(log, 'step:w')).at(-1)).toMatchObject({
+      kind: 'tool_settled',
+      outcome: { kind: 'failed' },
+    });
+  }, 60_000);
+});
+
+describe('server-everything over Streamable HTTP', () => {
+  it('lists and calls tools, with progress, over HTTP', async () => {
+    using dir = temporaryDirectory();
+    const port = await freePort();
+    const server: ChildProcess = spawn(process.execPath, [everythingBin, 'streamableHttp'], {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+        server.on('exit', () => reject(new Error('the HTTP server exited')));
+      });
+      await using log = await EventLog.open(dir.file);
+      await using source = await McpToolSource.connect({
+        kind: 'http',
+        url: `http://127.0.0.1:${port}/mcp`,
+        headers: { authorization: 'Bearer not-a-real-secret' },
+      });
+      expect(source.label).toBe(`127.0.0.1:${port}/mcp`);
+      const results = await runCalls(log, source, [
+        { id: 'echo', name: 'echo', input: { message: 'over http' } },
+        { id: 'long', name: 'trigger-long-running-operation', input: { duration: 0.2, steps: 2 } },
+      ]);
+      expect(results[0]).toEqual({ content: [{ type: 'text', text: 'Echo: over http' }] });
+      const notes = (await factsOf(log, 'step:long')).filter((fact) => fact.kind === 'tool_notified');
+      expect(notes).toHaveLength(2);
+      const stored = [dir.file, `${dir.file}-wal`]
+        .filter((path) => existsSync(path))
+        .map((path) => readFileSync(path).toString('latin1'))
+        .join('');
+      expect(stored).toContain('over http');
+      expect(stored).not.toContain('not-a-real-secret');
+    } finally {
+      server.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('a server that is not there is a typed connect error that names it without its secrets', async () => {
+    const port = await freePort();
+    const error = await McpToolSource.connect({
+      kind: 'http',
+      url: `http://user:hunter22@127.0.0.1:${port}/mcp?token=sekrit-token`,
+      headers: { authorization: 'Bearer sekrit-header' },
+      name: 'absent',
+    }).catch((e: unknown) => e);
+    expect(McpError.isInstance(error) && error.code).toBe('connect_failed');
+    expect(String((error as Error).message)).toMatch(/absent/);
+    expect(String((error as Error).message)).not.toMatch(/hunter22|sekrit/);
+  }, 60_000);
+});

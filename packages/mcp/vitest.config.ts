@@ -1,0 +1,3 @@
+import { factumVitest } from '../../tooling/vitest.base.ts';
+
+export default factumVitest();
