@@ -65,10 +65,9 @@ class ChatCompletionsDecoder implements StreamDecoder {
     this.#builder.identify({ responseId: chunk.id, model: chunk.model });
     const usage = asObject(chunk.usage);
     if (usage !== undefined) this.#builder.usage(mapUsage(usage));
-    // n = 1 is all the engine asks for; other choices would be a second answer.
-    const choice = asArray(chunk.choices)
-      .map(asObject)
-      .find((candidate) => candidate !== undefined && (candidate.index ?? 0) === 0);
+    // Only choice 0 is read: other choices are other answers, never merged into this one
+    // (requests asking for n > 1 are refused before they are sent).
+    const choice = firstChoice(chunk.choices);
     if (choice === undefined) return;
     const delta = asObject(choice.delta) ?? asObject(choice.message);
     if (delta !== undefined) this.#delta(delta);
@@ -93,6 +92,8 @@ class ChatCompletionsDecoder implements StreamDecoder {
     if (reasoning !== undefined) builder.reasoning(reasoning);
     const content = asString(delta.content);
     if (content !== undefined) builder.text(content);
+    const refusal = asString(delta.refusal);
+    if (refusal !== undefined) builder.refusal(refusal);
     for (const [position, value] of asArray(delta.tool_calls).entries()) {
       const call = asObject(value);
       if (call === undefined) continue;
@@ -116,6 +117,15 @@ class ChatCompletionsDecoder implements StreamDecoder {
       });
     }
   }
+}
+
+function firstChoice(choices: unknown): WireObject | undefined {
+  if (!Array.isArray(choices)) return undefined;
+  for (const value of choices) {
+    const choice = asObject(value);
+    if (choice !== undefined && (choice.index ?? 0) === 0) return choice;
+  }
+  return undefined;
 }
 
 function mapFinishReason(reason: unknown): ModelFinishReason {

@@ -99,13 +99,18 @@ export class ModelExecutor {
     let wire: WireRequest;
     try {
       wire = wireRequest(provider, request, route.url === '' ? undefined : route.url);
-    } catch (cause) {
+    } catch {
+      // The parser's message would quote the whole baseUrl, query secrets included.
       throw new ModelError(
         'bad_request',
         `could not build the request for ${context.baseUrl}: check baseUrl and the request`,
-        {
-          cause,
-        },
+      );
+    }
+    const choices = provider.kind === 'openai_chat_completions' ? wire.body.n : undefined;
+    if (typeof choices === 'number' && choices > 1) {
+      throw new ModelError(
+        'bad_request',
+        `the request asks ${context.baseUrl} for n = ${choices} choices, but a step is one answer: remove n from providerOptions or bodyOverlay`,
       );
     }
     const bodyText = JSON.stringify(wire.body);
@@ -185,7 +190,7 @@ function errorContext(provider: ProviderConfig, baseUrl: string): ErrorContext {
     kind: provider.kind,
     model: provider.model,
     hasApiKey: apiKey !== undefined,
-    redactor: SecretRedactor.forProvider(apiKey, provider.headers),
+    redactor: SecretRedactor.forProvider(apiKey, provider.headers, provider.baseUrl),
   };
 }
 
