@@ -5,15 +5,7 @@ import { ModelError } from './model-error.js';
 import { bearerAuth, type ProviderAdapter, type StreamDecoder } from './provider-adapter.js';
 import type { SseEvent } from './sse-reader.js';
 import type { StepBuilder } from './step-builder.js';
-import {
-  asArray,
-  asCount,
-  asObject,
-  asString,
-  parseWireObject,
-  quote,
-  type WireObject,
-} from './wire-json.js';
+import { asCount, asObject, asString, parseWireObject, quote, type WireObject } from './wire-json.js';
 
 const finishReasons: Readonly<Record<string, ModelFinishReason>> = {
   stop: 'stop',
@@ -94,7 +86,13 @@ class ChatCompletionsDecoder implements StreamDecoder {
     if (content !== undefined) builder.text(content);
     const refusal = asString(delta.refusal);
     if (refusal !== undefined) builder.refusal(refusal);
-    for (const [position, value] of asArray(delta.tool_calls).entries()) {
+    if (Array.isArray(delta.tool_calls)) this.#toolCalls(delta.tool_calls);
+    if (delta.function_call !== undefined) this.#legacyCall(delta.function_call);
+  }
+
+  #toolCalls(calls: readonly unknown[]): void {
+    const builder = this.#builder;
+    for (const [position, value] of calls.entries()) {
       const call = asObject(value);
       if (call === undefined) continue;
       const fn = asObject(call.function) ?? {};
@@ -105,7 +103,11 @@ class ChatCompletionsDecoder implements StreamDecoder {
       if (id !== undefined && known !== undefined && known !== id) key = `id:${id}`;
       builder.toolCall(key, { id, name: asString(fn.name), arguments: asString(fn.arguments) ?? '' });
     }
-    const legacy = asObject(delta.function_call);
+  }
+
+  #legacyCall(value: unknown): void {
+    const builder = this.#builder;
+    const legacy = asObject(value);
     if (legacy !== undefined) {
       // The deprecated single `function_call` has no index or id: one call per answer.
       if (asString(legacy.name) !== undefined && builder.hasToolCall(`legacy:${this.#legacyCalls}`)) {

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ModelObservation, ModelStep } from '@factum/agent-facts';
-import { postStream } from './http-transport.js';
+import { postStream, RequestAbort } from './http-transport.js';
 import { type ErrorContext, mapHttpError, mapStreamError } from './map-http-error.js';
 import type { ModelClock } from './model-clock.js';
 import { ModelError } from './model-error.js';
@@ -41,7 +41,7 @@ export function runAttempt(settings: AttemptSettings): Promise<ModelStep> {
 class StreamAttempt {
   readonly promise: Promise<ModelStep>;
   readonly #settings: AttemptSettings;
-  readonly #controller = new AbortController();
+  readonly #controller = new RequestAbort();
   readonly #decoder: StreamDecoder;
   readonly #reader: SseReader;
   #resolve: (step: ModelStep) => void = () => {};
@@ -74,7 +74,7 @@ class StreamAttempt {
     signal?.addEventListener('abort', this.#onAbort, { once: true });
     this.#schedule();
     const { wire, bodyText } = this.#settings;
-    postStream(wire.url, { headers: wire.headers, body: bodyText, signal: this.#controller.signal }).then(
+    postStream(wire.url, { headers: wire.headers, body: bodyText, signal: this.#controller }).then(
       (response) => {
         if (this.#settled) {
           response.body.destroy();
