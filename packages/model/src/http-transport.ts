@@ -1,4 +1,4 @@
-import { type Dispatcher, getGlobalDispatcher } from 'undici';
+import { type Dispatcher, getGlobalDispatcher, util } from 'undici';
 
 /** Response headers as undici parses them (names lower case). */
 export type HttpHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -37,7 +37,7 @@ function targetOf(url: string): Target {
  */
 export class HttpExchange {
   readonly #sink: ExchangeSink;
-  #controller: Dispatcher.DispatchController | undefined;
+  #abortRequest: ((reason: Error) => void) | undefined;
   #abortReason: Error | undefined;
   #responded = false;
   #finished = false;
@@ -72,33 +72,37 @@ export class HttpExchange {
   abort(reason: Error): void {
     if (this.#finished) return;
     this.#finished = true;
-    if (this.#controller === undefined) this.#abortReason = reason;
-    else this.#controller.abort(reason);
+    if (this.#abortRequest === undefined) this.#abortReason = reason;
+    else this.#abortRequest(reason);
   }
 
-  readonly #handler: Dispatcher.DispatchHandler = {
-    onRequestStart: (controller) => {
-      this.#controller = controller;
-      // Aborted before undici handed out its controller: abort now.
-      if (this.#abortReason !== undefined) controller.abort(this.#abortReason);
+  // The handler methods every undici speaks: the global dispatcher may have been made
+  // by the undici inside Node (through fetch), which knows only these.
+  readonly #handler = {
+    onConnect: (abort: (reason: Error) => void) => {
+      this.#abortRequest = abort;
+      // Aborted before undici could be told: tell it now.
+      if (this.#abortReason !== undefined) abort(this.#abortReason);
     },
-    onResponseStart: (_controller, status, headers) => {
-      if (this.#finished) return;
+    onHeaders: (status: number, rawHeaders: Buffer[] | string[] | null) => {
+      if (this.#finished) return false;
       this.#responded = true;
-      this.#sink.onResponse(status, headers);
+      this.#sink.onResponse(status, util.parseHeaders(rawHeaders ?? []) as HttpHeaders);
+      return true;
     },
-    onResponseData: (_controller, chunk) => {
+    onData: (chunk: Buffer) => {
       if (!this.#finished) this.#sink.onData(chunk);
+      return true;
     },
-    onResponseEnd: () => {
+    onComplete: () => {
       if (this.#finished) return;
       this.#finished = true;
       this.#sink.onEnd();
     },
-    onResponseError: (_controller, error) => {
+    onError: (error: Error) => {
       if (this.#finished) return;
       this.#finished = true;
       this.#sink.onError(error, this.#responded);
     },
-  };
+  } satisfies Dispatcher.DispatchHandler;
 }
