@@ -15,20 +15,30 @@ export const ModelToolCallSchema = z.strictObject({
 });
 export type ModelToolCall = z.infer<typeof ModelToolCallSchema>;
 
-/** A piece of a model's answer. */
+/**
+ * A piece of a model's answer. `refusal` is the model declining to answer, in its own
+ * words, as the provider marked it (OpenAI's `refusal` deltas): kept apart from `text`
+ * so that nothing mistakes it for an answer.
+ */
 export const ModelPartSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('text'), text: z.string() }),
   z.strictObject({ kind: z.literal('reasoning'), text: z.string() }),
+  z.strictObject({ kind: z.literal('refusal'), text: z.string() }),
   z.strictObject({ kind: z.literal('tool_call'), call: ModelToolCallSchema }),
 ]);
 export type ModelPart = z.infer<typeof ModelPartSchema>;
 
-/** Why the model stopped, normalised across providers. */
+/**
+ * Why the model stopped, normalised across providers. `refusal`: the model declined
+ * (a refusal part, or Anthropic's `refusal` stop reason); `content_filter`: the
+ * provider's filter cut the answer.
+ */
 export const ModelFinishReasonSchema = z.enum([
   'stop',
   'length',
   'tool_calls',
   'content_filter',
+  'refusal',
   'error',
   'other',
 ]);
@@ -58,6 +68,7 @@ export type ModelStep = z.infer<typeof ModelStepSchema>;
 export const ModelObservationSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('text_delta'), text: z.string() }),
   z.strictObject({ kind: z.literal('reasoning_delta'), text: z.string() }),
+  z.strictObject({ kind: z.literal('refusal_delta'), text: z.string() }),
   z.strictObject({
     kind: z.literal('tool_call_delta'),
     index: z.number().int().nonnegative(),

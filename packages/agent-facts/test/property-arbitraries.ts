@@ -69,13 +69,22 @@ const toolCall = fc.record(
 const part: fc.Arbitrary<ModelPart> = fc.oneof(
   fc.record({ kind: fc.constant('text' as const), text }),
   fc.record({ kind: fc.constant('reasoning' as const), text }),
+  fc.record({ kind: fc.constant('refusal' as const), text }),
   fc.record({ kind: fc.constant('tool_call' as const), call: toolCall }),
 ) as fc.Arbitrary<ModelPart>;
 
 const step: fc.Arbitrary<ModelStep> = fc.record(
   {
     parts: fc.array(part, { maxLength: 4 }),
-    finishReason: fc.constantFrom('stop', 'length', 'tool_calls', 'content_filter', 'error', 'other'),
+    finishReason: fc.constantFrom(
+      'stop',
+      'length',
+      'tool_calls',
+      'content_filter',
+      'refusal',
+      'error',
+      'other',
+    ),
     usage: fc.record(
       {
         inputTokens: count,
@@ -161,7 +170,10 @@ export const factArbitraries: { readonly [K in Fact['kind']]: fc.Arbitrary<Extra
     kind: fc.constant('model_observed' as const),
     stepId,
     observation: fc.oneof(
-      fc.record({ kind: fc.constantFrom('text_delta' as const, 'reasoning_delta' as const), text }),
+      fc.record({
+        kind: fc.constantFrom('text_delta' as const, 'reasoning_delta' as const, 'refusal_delta' as const),
+        text,
+      }),
       fc.record(
         {
           kind: fc.constant('tool_call_delta' as const),

@@ -123,6 +123,14 @@ export class AgentLoop {
             error: { code: 'output_limit', message: 'the model reached its output limit' },
           };
         }
+        if (step.finishReason === 'refusal') {
+          // A refusal is an answer nobody asked for: the run did not do its work.
+          const said = step.parts.flatMap((part) => (part.kind === 'refusal' ? [part.text] : [])).join('');
+          return {
+            kind: 'failed',
+            error: { code: 'model_refused', message: `the model refused${said === '' ? '' : `: ${said}`}` },
+          };
+        }
         return { kind: 'completed' };
       }
       const failure = await this.#runTools(captured, stepId, calls);

@@ -16,7 +16,7 @@ const stopReasons: Readonly<Record<string, ModelFinishReason>> = {
   max_tokens: 'length',
   model_context_window_exceeded: 'length',
   tool_use: 'tool_calls',
-  refusal: 'content_filter',
+  refusal: 'refusal',
   pause_turn: 'other',
 };
 

@@ -5,15 +5,7 @@ import { ModelError } from './model-error.js';
 import { bearerAuth, type ProviderAdapter, type StreamDecoder } from './provider-adapter.js';
 import type { SseEvent } from './sse-reader.js';
 import type { StepBuilder } from './step-builder.js';
-import {
-  asArray,
-  asCount,
-  asObject,
-  asString,
-  parseWireObject,
-  quote,
-  type WireObject,
-} from './wire-json.js';
+import { asCount, asObject, asString, parseWireObject, quote, type WireObject } from './wire-json.js';
 
 const finishReasons: Readonly<Record<string, ModelFinishReason>> = {
   stop: 'stop',
@@ -65,10 +57,9 @@ class ChatCompletionsDecoder implements StreamDecoder {
     this.#builder.identify({ responseId: chunk.id, model: chunk.model });
     const usage = asObject(chunk.usage);
     if (usage !== undefined) this.#builder.usage(mapUsage(usage));
-    // n = 1 is all the engine asks for; other choices would be a second answer.
-    const choice = asArray(chunk.choices)
-      .map(asObject)
-      .find((candidate) => candidate !== undefined && (candidate.index ?? 0) === 0);
+    // Only choice 0 is read: other choices are other answers, never merged into this one
+    // (requests asking for n > 1 are refused before they are sent).
+    const choice = firstChoice(chunk.choices);
     if (choice === undefined) return;
     const delta = asObject(choice.delta) ?? asObject(choice.message);
     if (delta !== undefined) this.#delta(delta);
@@ -93,7 +84,15 @@ class ChatCompletionsDecoder implements StreamDecoder {
     if (reasoning !== undefined) builder.reasoning(reasoning);
     const content = asString(delta.content);
     if (content !== undefined) builder.text(content);
-    for (const [position, value] of asArray(delta.tool_calls).entries()) {
+    const refusal = asString(delta.refusal);
+    if (refusal !== undefined) builder.refusal(refusal);
+    if (Array.isArray(delta.tool_calls)) this.#toolCalls(delta.tool_calls);
+    if (delta.function_call !== undefined) this.#legacyCall(delta.function_call);
+  }
+
+  #toolCalls(calls: readonly unknown[]): void {
+    const builder = this.#builder;
+    for (const [position, value] of calls.entries()) {
       const call = asObject(value);
       if (call === undefined) continue;
       const fn = asObject(call.function) ?? {};
@@ -104,7 +103,11 @@ class ChatCompletionsDecoder implements StreamDecoder {
       if (id !== undefined && known !== undefined && known !== id) key = `id:${id}`;
       builder.toolCall(key, { id, name: asString(fn.name), arguments: asString(fn.arguments) ?? '' });
     }
-    const legacy = asObject(delta.function_call);
+  }
+
+  #legacyCall(value: unknown): void {
+    const builder = this.#builder;
+    const legacy = asObject(value);
     if (legacy !== undefined) {
       // The deprecated single `function_call` has no index or id: one call per answer.
       if (asString(legacy.name) !== undefined && builder.hasToolCall(`legacy:${this.#legacyCalls}`)) {
@@ -116,6 +119,15 @@ class ChatCompletionsDecoder implements StreamDecoder {
       });
     }
   }
+}
+
+function firstChoice(choices: unknown): WireObject | undefined {
+  if (!Array.isArray(choices)) return undefined;
+  for (const value of choices) {
+    const choice = asObject(value);
+    if (choice !== undefined && (choice.index ?? 0) === 0) return choice;
+  }
+  return undefined;
 }
 
 function mapFinishReason(reason: unknown): ModelFinishReason {

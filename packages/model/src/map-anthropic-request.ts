@@ -53,7 +53,8 @@ function blocksOf(message: Exclude<ModelMessage, { role: 'system' }>): Block[] {
     case 'assistant':
       // Thinking blocks need the provider's signature to be replayed, which a part lacks.
       return message.parts.flatMap((part): Block[] => {
-        if (part.kind === 'text') return part.text === '' ? [] : [{ type: 'text', text: part.text }];
+        if (part.kind === 'text' || part.kind === 'refusal')
+          return part.text === '' ? [] : [{ type: 'text', text: part.text }];
         if (part.kind === 'tool_call') {
           const input = part.call.input;
           const object = typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {};

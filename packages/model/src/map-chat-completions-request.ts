@@ -37,7 +37,9 @@ function mapMessage(message: ModelMessage, systemRole: string): Record<string, u
     case 'user':
       return { role: 'user', content: message.content };
     case 'assistant': {
-      const text = message.parts.map((part) => (part.kind === 'text' ? part.text : '')).join('');
+      const text = message.parts
+        .map((part) => (part.kind === 'text' || part.kind === 'refusal' ? part.text : ''))
+        .join('');
       const calls = message.parts.flatMap((part) =>
         part.kind === 'tool_call'
           ? [

@@ -1,5 +1,6 @@
-import { ModelError } from './model-error.js';
+import { ModelError, type ModelErrorCode } from './model-error.js';
 import type { ProviderKind } from './provider-config.js';
+import { providerErrorCode } from './provider-error-code.js';
 import type { SecretRedactor } from './secret-redactor.js';
 import { asObject, asString, quote } from './wire-json.js';
 
@@ -11,6 +12,9 @@ export type ErrorContext = {
   readonly hasApiKey: boolean;
   readonly redactor: SecretRedactor;
 };
+
+// Anthropic says an empty account in words only, under `invalid_request_error`.
+const quotaPattern = /credit balance is too low|exceeded your current quota/i;
 
 /** A non-2xx answer: its status, headers and (bounded) body text. */
 export type HttpFailure = {
@@ -29,9 +33,18 @@ export function mapHttpError(
   now: number = Date.now(),
 ): ModelError {
   const { status } = failure;
-  const detail = providerDetail(failure.body, context);
+  const { detail, words } = providerDetail(failure.body, context);
   const from = `${status} from ${context.baseUrl}`;
   const said = detail === '' ? '' : ` (provider said: ${detail})`;
+  // The provider's own error code says more than the status (OpenAI answers an empty
+  // account with 429 `insufficient_quota`, which no wait will fix).
+  const named = providerErrorCode(words);
+  if (status === 402 || named === 'quota_exceeded' || quotaPattern.test(failure.body)) {
+    return new ModelError('quota_exceeded', `${from}: ${quotaHint}${said}`, { status });
+  }
+  if (named === 'content_filtered' && status < 500) {
+    return new ModelError('content_filtered', `${from}: ${filterHint}${said}`, { status });
+  }
   if (status === 401) {
     const fix = context.hasApiKey
       ? `check the API key (set ${keyVariable(context.kind)} or pass auth.apiKey)`
@@ -51,7 +64,11 @@ export function mapHttpError(
       retryAfterMs === undefined ? 'slow down or raise the rate limit' : `retry after ${retryAfterMs} ms`;
     return new ModelError('rate_limited', `${from}: rate limited; ${when}${said}`, { status, retryAfterMs });
   }
-  if (status === 413 || ((status === 400 || status === 422) && overflowPattern.test(failure.body))) {
+  if (
+    status === 413 ||
+    ((status === 400 || status === 422) &&
+      (named === 'context_overflow' || overflowPattern.test(failure.body)))
+  ) {
     return new ModelError(
       'context_overflow',
       `${from}: the request does not fit the context window of "${context.model}"; shorten the conversation or lower maxOutputTokens${said}`,
@@ -69,22 +86,34 @@ export function mapHttpError(
   return new ModelError('bad_request', `${from}: the provider refused the request${hint}${said}`, { status });
 }
 
+const quotaHint =
+  'the account is out of quota or credit; check the plan and billing (retrying does not help)';
+const filterHint =
+  "the provider's content filter refused the request; change the request (retrying does not help)";
+
+const streamHints: Readonly<Partial<Record<ModelErrorCode, string>>> = {
+  quota_exceeded: `; ${quotaHint}`,
+  content_filtered: `; ${filterHint}`,
+  context_overflow: '; shorten the conversation',
+};
+
 /**
- * An error the provider reported inside a 200 stream (OpenAI `{"error": …}`, Anthropic
- * `event: error`, Responses `response.failed`), mapped by its type or code.
+ * An error the provider reported inside a 200 stream (OpenAI `{"error": …}`, Responses
+ * `error` and `response.failed`, Anthropic `event: error`), mapped by its type or code:
+ * quota and content filter are final, rate limits and overload are retried.
  */
 export function mapStreamError(error: unknown, context: ErrorContext): ModelError {
   const object = asObject(error) ?? {};
-  const type = `${asString(object.type) ?? ''} ${asString(object.code) ?? ''}`.trim();
+  const type = [asString(object.type), asString(object.code)]
+    .filter((word) => word !== undefined && word !== '')
+    .join(' ');
   const message = context.redactor.redact(asString(object.message) ?? JSON.stringify(error) ?? '');
-  const text = `${context.baseUrl} reported an error mid-stream (${type || 'untyped'}): ${quote(message)}`;
-  if (/rate_limit/.test(type)) return new ModelError('rate_limited', text);
-  if (/context_length|context_window/.test(type) || overflowPattern.test(message)) {
-    return new ModelError('context_overflow', `${text}; shorten the conversation`);
-  }
-  if (/authentication|permission|invalid_api_key/.test(type)) return new ModelError('auth', text);
-  if (/invalid_request/.test(type)) return new ModelError('bad_request', text);
-  return new ModelError('server', text);
+  const text = `${context.baseUrl} reported an error mid-stream (${context.redactor.redact(type) || 'untyped'}): ${quote(message)}`;
+  let code = providerErrorCode(type);
+  if (code === undefined && overflowPattern.test(message)) code = 'context_overflow';
+  if ((code === undefined || code === 'bad_request') && quotaPattern.test(message)) code = 'quota_exceeded';
+  code ??= 'server';
+  return new ModelError(code, `${text}${streamHints[code] ?? ''}`);
 }
 
 /** Milliseconds to wait from `retry-after-ms`, or `retry-after` as seconds or an HTTP date. */
@@ -104,18 +133,23 @@ export function retryAfter(
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-function providerDetail(body: string, context: ErrorContext): string {
+function providerDetail(body: string, context: ErrorContext): { detail: string; words: string } {
   const trimmed = body.trim();
-  if (trimmed === '') return '';
+  if (trimmed === '') return { detail: '', words: '' };
   let message: string | undefined;
+  let words = '';
   try {
     const parsed = asObject(JSON.parse(trimmed));
     const error = parsed?.error;
-    message = asString(asObject(error)?.message) ?? asString(error) ?? asString(parsed?.message);
+    const object = asObject(error);
+    message = asString(object?.message) ?? asString(error) ?? asString(parsed?.message);
+    words = [asString(object?.type), asString(object?.code), asString(parsed?.type)]
+      .filter((word) => word !== undefined)
+      .join(' ');
   } catch {
     // Not JSON: quote the text itself.
   }
-  return quote(context.redactor.redact(message ?? trimmed));
+  return { detail: quote(context.redactor.redact(message ?? trimmed)), words };
 }
 
 function first(value: string | string[] | undefined): string | undefined {

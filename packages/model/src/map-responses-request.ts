@@ -38,7 +38,8 @@ function mapItems(message: ModelMessage, systemRole: string): Record<string, unk
       const items: Record<string, unknown>[] = [];
       // Reasoning parts are not replayed: the API accepts only its own encrypted items.
       for (const part of message.parts) {
-        if (part.kind === 'text') {
+        // A refusal goes back as what the model said, so it knows it declined.
+        if (part.kind === 'text' || part.kind === 'refusal') {
           const last = items.at(-1);
           if (last?.role === 'assistant') last.content = `${String(last.content)}${part.text}`;
           else items.push({ role: 'assistant', content: part.text });

@@ -9,6 +9,8 @@ const marker = Symbol.for('@factum/model-error');
  * |---|---|
  * | `auth` | 401 / 403 |
  * | `rate_limited` | 429 or an in-stream rate-limit error |
+ * | `quota_exceeded` | the account is out of quota or credit (`insufficient_quota`, 402): waiting does not help |
+ * | `content_filtered` | the provider's content filter refused the request (`content_filter`, `content_policy_violation`) |
  * | `context_overflow` | the request does not fit the model's context window |
  * | `bad_request` | any other 4xx: the provider refused the request as sent |
  * | `server` | 5xx or an in-stream overload / server error |
@@ -20,6 +22,8 @@ const marker = Symbol.for('@factum/model-error');
 export type ModelErrorCode =
   | 'auth'
   | 'rate_limited'
+  | 'quota_exceeded'
+  | 'content_filtered'
   | 'context_overflow'
   | 'bad_request'
   | 'server'

@@ -56,6 +56,7 @@ export class ModelExecutor {
   readonly #clock: ModelClock;
   // Parsing URLs is a measurable share of a loopback request; routes repeat, so keep a few.
   readonly #routes = new Map<string, { readonly url: string; readonly display: string }>();
+  readonly #contexts = new WeakMap<ProviderConfig, ErrorContext>();
 
   constructor(options: ModelExecutorOptions) {
     const totalMs = positive(options.timeoutMs, 'timeoutMs');
@@ -85,7 +86,12 @@ export class ModelExecutor {
   ): Promise<ModelStep> {
     const { provider, signal } = options;
     const route = this.#route(provider);
-    const context = errorContext(provider, route.display);
+    // A configuration object is read-only and usually reused: its context is kept with it.
+    let context = this.#contexts.get(provider);
+    if (context === undefined) {
+      context = new ProviderErrorContext(provider, route.display);
+      this.#contexts.set(provider, context);
+    }
     if (signal?.aborted) {
       throw new ModelError(
         'cancelled',
@@ -99,13 +105,18 @@ export class ModelExecutor {
     let wire: WireRequest;
     try {
       wire = wireRequest(provider, request, route.url === '' ? undefined : route.url);
-    } catch (cause) {
+    } catch {
+      // The parser's message would quote the whole baseUrl, query secrets included.
       throw new ModelError(
         'bad_request',
         `could not build the request for ${context.baseUrl}: check baseUrl and the request`,
-        {
-          cause,
-        },
+      );
+    }
+    const choices = provider.kind === 'openai_chat_completions' ? wire.body.n : undefined;
+    if (typeof choices === 'number' && choices > 1) {
+      throw new ModelError(
+        'bad_request',
+        `the request asks ${context.baseUrl} for n = ${choices} choices, but a step is one answer: remove n from providerOptions or bodyOverlay`,
       );
     }
     const bodyText = JSON.stringify(wire.body);
@@ -178,15 +189,28 @@ export class ModelExecutor {
   }
 }
 
-function errorContext(provider: ProviderConfig, baseUrl: string): ErrorContext {
-  const apiKey = apiKeyOf(provider);
-  return {
-    baseUrl,
-    kind: provider.kind,
-    model: provider.model,
-    hasApiKey: apiKey !== undefined,
-    redactor: SecretRedactor.forProvider(apiKey, provider.headers),
-  };
+/** What errors of one provider may say; the redactor is built on first use, since only a failure needs it. */
+class ProviderErrorContext implements ErrorContext {
+  readonly baseUrl: string;
+  readonly kind: ProviderConfig['kind'];
+  readonly model: string;
+  readonly hasApiKey: boolean;
+  readonly #provider: ProviderConfig;
+  #redactor: SecretRedactor | undefined;
+
+  constructor(provider: ProviderConfig, baseUrl: string) {
+    this.baseUrl = baseUrl;
+    this.kind = provider.kind;
+    this.model = provider.model;
+    this.hasApiKey = apiKeyOf(provider) !== undefined;
+    this.#provider = provider;
+  }
+
+  get redactor(): SecretRedactor {
+    const provider = this.#provider;
+    this.#redactor ??= SecretRedactor.forProvider(apiKeyOf(provider), provider.headers, provider.baseUrl);
+    return this.#redactor;
+  }
 }
 
 function positive(value: number, name: string): number {

@@ -49,9 +49,15 @@ class ResponsesDecoder implements StreamDecoder {
       case 'response.output_item.done':
         this.#item(data, type === 'response.output_item.done');
         return;
+      case 'response.content_part.added':
+        // Each output message (and each part of one) is its own part of the step.
+        builder.boundary();
+        return;
       case 'response.output_text.delta':
-      case 'response.refusal.delta':
         builder.text(asString(data.delta) ?? '');
+        return;
+      case 'response.refusal.delta':
+        builder.refusal(asString(data.delta) ?? '');
         return;
       case 'response.reasoning_text.delta':
       case 'response.reasoning_summary_text.delta':
@@ -95,6 +101,7 @@ class ResponsesDecoder implements StreamDecoder {
 
   #item(data: WireObject, done: boolean): void {
     const item = asObject(data.item) ?? {};
+    if (item.type === 'message' && !done) this.#builder.boundary();
     if (item.type !== 'function_call') return;
     const key = itemKey(data);
     if (!this.#builder.hasToolCall(key)) {

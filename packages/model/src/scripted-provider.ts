@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { ProviderConfig, ProviderKind } from './provider-config.js';
-import { renderScriptedStream } from './render-scripted-stream.js';
+import { renderScriptedAnswer } from './render-scripted-stream.js';
 import { type Deferred, deferred, errorBody, flatHeaders, parseBody, sendJson } from './scripted-http.js';
 import { ScriptedProviderError } from './scripted-provider-error.js';
 import type { ScriptedAnswer, ScriptedReply } from './scripted-reply.js';
@@ -259,8 +259,15 @@ export class ScriptedProvider implements AsyncDisposable {
       response.end(isText ? body : JSON.stringify(body));
       return;
     }
-    const model = typeof record.body.model === 'string' ? record.body.model : 'test';
-    return this.#writeAnswer(response, renderScriptedStream(kind, reply, model), reply);
+    const { body } = record;
+    const streamOptions = body.stream_options as { include_usage?: unknown } | undefined;
+    const rendered = renderScriptedAnswer(kind, reply, {
+      model: typeof body.model === 'string' ? body.model : 'test',
+      includeUsage: streamOptions?.include_usage === true,
+    });
+    // A request that did not ask for a stream gets the whole answer as JSON, as real servers do.
+    if (body.stream !== true) return sendJson(response, 200, rendered.json);
+    return this.#writeAnswer(response, rendered.events, reply);
   }
 
   async #writeAnswer(

@@ -26,6 +26,8 @@ export type ScriptedTiming = {
 export type ScriptedAnswer = ScriptedTiming & {
   readonly text?: string | readonly string[];
   readonly reasoning?: string | readonly string[];
+  /** The model declining, sent as each wire sends a refusal (Chat `delta.refusal`, Responses refusal parts, Anthropic stop reason `refusal`). */
+  readonly refusal?: string | readonly string[];
   readonly toolCalls?: readonly ScriptedToolCall[];
   readonly finishReason?: string;
   readonly usage?: { readonly inputTokens: number; readonly outputTokens: number };

@@ -18,9 +18,9 @@ type PendingCall = {
   name: string | undefined;
   arguments: string;
 };
+type TextKind = 'text' | 'reasoning' | 'refusal';
 type PendingPart =
-  | { readonly kind: 'text'; text: string }
-  | { readonly kind: 'reasoning'; text: string }
+  | { readonly kind: TextKind; text: string }
   | { readonly kind: 'tool_call'; readonly call: PendingCall };
 
 /** A piece of a tool call as a provider streamed it. */
@@ -39,6 +39,8 @@ export class StepBuilder {
   #usage: ModelUsage | undefined;
   #responseId: string | undefined;
   #model: string | undefined;
+  #refused = false;
+  #boundary = false;
 
   constructor(emit: ObservationSink) {
     this.#emit = emit;
@@ -62,6 +64,19 @@ export class StepBuilder {
     if (delta === '') return;
     this.#append('reasoning', delta);
     this.#emit({ kind: 'reasoning_delta', text: delta });
+  }
+
+  /** The model declining to answer, in its own words: a part of its own, never text. */
+  refusal(delta: string): void {
+    if (delta === '') return;
+    this.#refused = true;
+    this.#append('refusal', delta);
+    this.#emit({ kind: 'refusal_delta', text: delta });
+  }
+
+  /** Ends the current text-like part: the next delta starts a new one (a new output message). */
+  boundary(): void {
+    this.#boundary = true;
   }
 
   /** Whether a call with this provider key has been seen. */
@@ -118,16 +133,19 @@ export class StepBuilder {
     let finishReason = this.#finishReason ?? 'stop';
     // Several OpenAI-compatible servers say `stop` after tool calls; the calls are what count.
     if (finishReason === 'stop' && this.#calls.size > 0) finishReason = 'tool_calls';
+    // OpenAI ends a refusal with `stop`; the step must say the model declined.
+    else if (finishReason === 'stop' && this.#refused) finishReason = 'refusal';
     const step: ModelStep = { parts, finishReason, usage: this.#usage ?? emptyUsage() };
     if (this.#responseId !== undefined) step.responseId = this.#responseId;
     if (this.#model !== undefined) step.model = this.#model;
     return step;
   }
 
-  #append(kind: 'text' | 'reasoning', delta: string): void {
+  #append(kind: TextKind, delta: string): void {
     const last = this.#parts.at(-1);
-    if (last?.kind === kind) last.text += delta;
+    if (last?.kind === kind && !this.#boundary) last.text += delta;
     else this.#parts.push({ kind, text: delta });
+    this.#boundary = false;
   }
 }
 

@@ -1,6 +1,5 @@
-import type { Readable } from 'node:stream';
 import type { ModelObservation, ModelStep } from '@factum/agent-facts';
-import { postStream } from './http-transport.js';
+import { type ExchangeSink, HttpExchange, type HttpHeaders } from './http-transport.js';
 import { type ErrorContext, mapHttpError, mapStreamError } from './map-http-error.js';
 import type { ModelClock } from './model-clock.js';
 import { ModelError } from './model-error.js';
@@ -38,16 +37,21 @@ export function runAttempt(settings: AttemptSettings): Promise<ModelStep> {
   return new StreamAttempt(settings).promise;
 }
 
-class StreamAttempt {
+// How the body of a response is read: as a stream, or whole (bounded) to make an error of.
+type BodyMode =
+  | { readonly kind: 'stream' }
+  | { readonly kind: 'whole'; text: string; readonly toError: (text: string) => ModelError };
+
+class StreamAttempt implements ExchangeSink {
   readonly promise: Promise<ModelStep>;
   readonly #settings: AttemptSettings;
-  readonly #controller = new AbortController();
+  #exchange: HttpExchange | undefined;
+  #mode: BodyMode = { kind: 'stream' };
   readonly #decoder: StreamDecoder;
   readonly #reader: SseReader;
   #resolve: (step: ModelStep) => void = () => {};
   #reject: (error: ModelError) => void = () => {};
   #settled = false;
-  #body: Readable | undefined;
   #lastActivity: number;
   #phase: 'connect' | 'body' | 'ending' = 'connect';
   readonly #startedAt: number;
@@ -70,39 +74,14 @@ class StreamAttempt {
   }
 
   #start(): void {
-    const { signal, context } = this.#settings;
+    const { signal, context, wire, bodyText } = this.#settings;
     signal?.addEventListener('abort', this.#onAbort, { once: true });
     this.#schedule();
-    const { wire, bodyText } = this.#settings;
-    postStream(wire.url, { headers: wire.headers, body: bodyText, signal: this.#controller.signal }).then(
-      (response) => {
-        if (this.#settled) {
-          response.body.destroy();
-          return;
-        }
-        this.#body = response.body;
-        this.#phase = 'body';
-        this.#touch();
-        this.#schedule();
-        const type = String(response.headers['content-type'] ?? '').toLowerCase();
-        if (response.status < 200 || response.status >= 300) {
-          this.#readWhole(response.body, (text) =>
-            mapHttpError(
-              { status: response.status, headers: response.headers, body: text },
-              context,
-              Date.now(),
-            ),
-          );
-        } else if (type.includes('text/html')) {
-          this.#readWhole(response.body, (text) => htmlError(context, text));
-        } else if (type.includes('application/json')) {
-          this.#readWhole(response.body, (text) => jsonBodyError(context, text));
-        } else {
-          this.#readStream(response.body);
-        }
-      },
-      (error: unknown) => this.#fail(connectionError(error, context, 'before')),
-    );
+    try {
+      this.#exchange = new HttpExchange(wire.url, { headers: wire.headers, body: bodyText }, this);
+    } catch (error) {
+      this.#fail(connectionError(error, context, 'before'));
+    }
   }
 
   readonly #onAbort = () => {
@@ -118,49 +97,76 @@ class StreamAttempt {
     );
   };
 
-  #readStream(body: Readable): void {
-    body.on('data', (chunk: Buffer) => {
-      if (this.#settled) return;
-      this.#touch();
-      try {
-        if (this.#firstBytes) {
-          this.#firstBytes = false;
-          // A proxy's or gateway's HTML page with a streaming content type.
-          if (/^\s*</.test(chunk.subarray(0, 64).toString('latin1'))) {
-            this.#readWhole(body, (text) => htmlError(this.#settings.context, text), chunk.toString('utf8'));
-            return;
-          }
-        }
-        this.#reader.push(chunk);
-        if (this.#decoder.complete) this.#armGrace();
-      } catch (error) {
-        this.#fail(asModelError(error, this.#settings.context));
-      }
-    });
-    body.on('end', () => {
-      if (this.#settled) return;
-      try {
-        this.#reader.end();
-        this.#succeed();
-      } catch (error) {
-        this.#fail(asModelError(error, this.#settings.context));
-      }
-    });
-    body.on('error', (error) => this.#fail(connectionError(error, this.#settings.context, 'during')));
+  /** @internal The status and headers arrived: decide how to read the body. */
+  onResponse(status: number, headers: HttpHeaders): void {
+    if (this.#settled) return;
+    const { context } = this.#settings;
+    this.#phase = 'body';
+    this.#touch();
+    this.#schedule();
+    const type = String(headers['content-type'] ?? '').toLowerCase();
+    if (status < 200 || status >= 300) {
+      this.#readWhole((text) => mapHttpError({ status, headers, body: text }, context, Date.now()));
+    } else if (type.includes('text/html')) {
+      this.#readWhole((text) => htmlError(context, text));
+    } else if (type.includes('application/json')) {
+      this.#readWhole((text) => jsonBodyError(context, text));
+    }
   }
 
-  #readWhole(body: Readable, toError: (text: string) => ModelError, prefix = ''): void {
-    for (const event of ['data', 'end', 'error']) body.removeAllListeners(event);
-    let text = prefix;
-    const finish = () => this.#fail(toError(text));
-    body.on('data', (chunk: Buffer) => {
-      if (this.#settled) return;
-      this.#touch();
-      text += chunk.toString('utf8');
-      if (text.length >= maxErrorBody) finish();
-    });
-    body.on('end', finish);
-    body.on('error', finish);
+  /** @internal A piece of the body. */
+  onData(chunk: Buffer): void {
+    if (this.#settled) return;
+    this.#touch();
+    const mode = this.#mode;
+    if (mode.kind === 'whole') {
+      mode.text += chunk.toString('utf8');
+      if (mode.text.length >= maxErrorBody) this.#fail(mode.toError(mode.text));
+      return;
+    }
+    try {
+      if (this.#firstBytes) {
+        this.#firstBytes = false;
+        // A proxy's or gateway's HTML page with a streaming content type.
+        if (/^\s*</.test(chunk.subarray(0, 64).toString('latin1'))) {
+          this.#readWhole((text) => htmlError(this.#settings.context, text), chunk.toString('utf8'));
+          return;
+        }
+      }
+      this.#reader.push(chunk);
+      if (this.#decoder.complete) this.#armGrace();
+    } catch (error) {
+      this.#fail(asModelError(error, this.#settings.context));
+    }
+  }
+
+  /** @internal The body ended cleanly. */
+  onEnd(): void {
+    if (this.#settled) return;
+    const mode = this.#mode;
+    if (mode.kind === 'whole') {
+      this.#fail(mode.toError(mode.text));
+      return;
+    }
+    try {
+      this.#reader.end();
+      this.#succeed();
+    } catch (error) {
+      this.#fail(asModelError(error, this.#settings.context));
+    }
+  }
+
+  /** @internal The connection failed. */
+  onError(error: unknown, responded: boolean): void {
+    if (this.#settled) return;
+    const mode = this.#mode;
+    // An error body cut short still says more than the broken connection.
+    if (mode.kind === 'whole') this.#fail(mode.toError(mode.text));
+    else this.#fail(connectionError(error, this.#settings.context, responded ? 'during' : 'before'));
+  }
+
+  #readWhole(toError: (text: string) => ModelError, prefix = ''): void {
+    this.#mode = { kind: 'whole', text: prefix, toError };
   }
 
   #touch(): void {
@@ -242,7 +248,8 @@ class StreamAttempt {
     }
     this.#settled = true;
     this.#cleanup();
-    if (this.#body !== undefined && !this.#body.readableEnded) this.#body.destroy();
+    // After the grace period the server still had not ended the body: close it.
+    this.#exchange?.abort(new Error('the answer was complete'));
     this.#resolve(step);
   }
 
@@ -253,8 +260,7 @@ class StreamAttempt {
     // Every error passes here, so this is the one place provider text gets redacted.
     const error = failure.redacted((text) => this.#settings.context.redactor.redact(text));
     // Aborting closes the connection, so a stalled or cancelled server sees it go.
-    this.#controller.abort(error);
-    this.#body?.destroy();
+    this.#exchange?.abort(error);
     this.#reject(error);
   }
 

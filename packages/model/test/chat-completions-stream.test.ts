@@ -81,26 +81,34 @@ describe('chat completions stream', () => {
     expect(observations).toEqual([{ kind: 'text_delta', text: 'done' }]);
   });
 
-  it("the scripted provider's chat answers are byte for byte the seeds' respond bodies", async () => {
+  it('the scripted provider opens with the role, ends with usage only when asked, and answers JSON when not streaming', async () => {
     await using provider = await startScriptedProvider({
-      replies: [
-        {
-          toolCalls: [
-            { id: 'call-1', name: 'echo', arguments: '{"value":42}' },
-            { id: 'call-2', name: 'echo', arguments: '{"value":43}' },
-          ],
-        },
-        { text: 'done' },
-      ],
+      replies: [{ text: 'done' }, { text: 'done' }, { text: 'done' }],
     });
-    for (const tool of [true, false]) {
-      const response = await fetch(`${provider.baseUrl}/chat/completions`, {
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${provider.baseUrl}/chat/completions`, {
         method: 'POST',
-        body: JSON.stringify({ model: 'test', messages: [] }),
+        body: JSON.stringify({ model: 'test', messages: [], ...body }),
       });
-      expect(response.headers.get('content-length')).not.toBeNull();
-      expect(await response.text()).toBe(seedBody(tool));
-    }
+    const chunks = async (response: Response) =>
+      (await response.text())
+        .split('\n\n')
+        .filter((event) => event.startsWith('data: {'))
+        .map((event) => JSON.parse(event.slice(6)) as { choices: { delta: unknown }[]; usage?: unknown });
+    const withUsage = await chunks(await post({ stream: true, stream_options: { include_usage: true } }));
+    expect(withUsage[0]?.choices[0]?.delta).toEqual({ role: 'assistant', content: 'done', refusal: null });
+    expect(withUsage.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 4, completion_tokens: 3 },
+    });
+    const without = await chunks(await post({ stream: true }));
+    expect(without.some((chunk) => chunk.usage !== undefined)).toBe(false);
+    const whole = await post({});
+    expect(whole.headers.get('content-type')).toBe('application/json');
+    expect(await whole.json()).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }],
+    });
   });
 
   it('assembles parallel tool calls whose arguments arrive in pieces across deltas, by index', async () => {
@@ -121,7 +129,8 @@ describe('chat completions stream', () => {
       { kind: 'tool_call', call: { id: 'b', name: 'list', input: { dir: '/' } } },
     ]);
     expect(observations.filter((o) => o.kind === 'tool_call_delta')).toHaveLength(5);
-    expect(observations.map((o) => (o.kind === 'tool_call_delta' ? o.index : -1))).toEqual([0, 1, 0, 0, 1]);
+    // OpenAI streams one call after another: header and pieces of 0, then of 1.
+    expect(observations.map((o) => (o.kind === 'tool_call_delta' ? o.index : -1))).toEqual([0, 0, 0, 1, 1]);
   });
 
   it('interleaved deltas of two calls go to the call their index names', async () => {

@@ -218,7 +218,9 @@ describe('responses and anthropic streams normalise to the same ModelStep', () =
         { text: 'x', finishReason: 'content_filter' },
       ],
     });
-    for (const reason of ['length', 'content_filter']) {
+    // Anthropic has no filter stop reason: its nearest word is `refusal`.
+    const expected = ['length', kind === 'anthropic_messages' ? 'refusal' : 'content_filter'];
+    for (const reason of expected) {
       const { step } = await collect(executor(), hello, { provider: provider.config({ kind }) });
       expect(step.finishReason).toBe(reason);
     }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ProviderConfig } from '@factum/model';
+import type { ProviderConfig, ProviderKind } from '@factum/model';
 import type { Command } from 'cac';
 import { z } from 'zod';
 import { resolveProvider } from '../provider-settings.js';
@@ -25,21 +25,28 @@ export function withProviderOptions(command: Command): Command {
     .option('--provider <kind>', `wire format: ${ProviderKindSchema.options.join(', ')}`);
 }
 
-/** The provider from flags, then the environment, then `<dir>/config.json`. */
-export function providerFrom(options: ProviderOptions, dataDir: string, context: CliContext): ProviderConfig {
-  const kind = options.provider === undefined ? undefined : ProviderKindSchema.safeParse(options.provider);
-  if (kind !== undefined && !kind.success) {
+/** The wire format `--provider` names, if given; a usage error if it names none. */
+export function providerKindFrom(options: ProviderOptions): ProviderKind | undefined {
+  if (options.provider === undefined) return undefined;
+  const kind = ProviderKindSchema.safeParse(options.provider);
+  if (!kind.success) {
     throw new CliError(
       'usage',
       `--provider must be one of ${ProviderKindSchema.options.join(', ')} (got ${options.provider})`,
     );
   }
+  return kind.data;
+}
+
+/** The provider from flags, then the environment, then `<dir>/config.json`. */
+export function providerFrom(options: ProviderOptions, dataDir: string, context: CliContext): ProviderConfig {
+  const kind = providerKindFrom(options);
   return resolveProvider(
     {
       ...(options.baseUrl === undefined ? {} : { baseUrl: String(options.baseUrl) }),
       ...(options.model === undefined ? {} : { model: String(options.model) }),
       ...(options.apiKey === undefined ? {} : { apiKey: String(options.apiKey) }),
-      ...(kind?.success ? { kind: kind.data } : {}),
+      ...(kind === undefined ? {} : { kind }),
     },
     { env: context.env, configFile: join(dataDir, 'config.json') },
   );

@@ -8,7 +8,13 @@ import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
-import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
+import {
+  type ProviderOptions,
+  providerFrom,
+  providerKindFrom,
+  withProviderOptions,
+} from './provider-options.js';
+import { type ScriptedRoute, startScript } from './script-file.js';
 
 type RunOptions = GlobalOptions &
   ProviderOptions &
@@ -16,6 +22,7 @@ type RunOptions = GlobalOptions &
     readonly session?: string;
     readonly codeMode?: boolean;
     readonly allowShell?: boolean;
+    readonly script?: string;
   };
 
 /** The system prompt of a CLI run: where the agent is and what its tools may touch. */
@@ -35,14 +42,20 @@ export function registerRun(cli: CAC, context: CliContext): void {
         .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
         .option('--session <id>', 'continue this session (a new message run in it)')
         .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
-        .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)'),
+        .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)')
+        .option(
+          '--script <file>',
+          'answer from a JSON file of scripted replies instead of a model, offline (or FACTUM_SCRIPT)',
+        ),
     ),
   )
     .example('factum run "summarise README.md" --base-url http://localhost:11434/v1 --model qwen3')
+    .example('factum run "write hello.txt" --script replies.json')
     .example('factum run "what time is it?" --mcp \'npx -y @modelcontextprotocol/server-everything\'')
     .action(async (message: string, options: RunOptions) => {
       const dataDir = dataDirOf(options, context);
-      const provider = providerFrom(options, dataDir, context);
+      await using script = await scriptedRoute(options, context);
+      const provider = script?.provider ?? providerFrom(options, dataDir, context);
       const workspace = await Workspace.open(context.cwd);
       const builtins = builtinTools({ workspace, allowShell: options.allowShell === true });
       await using mcp = await connectMcpSources(
@@ -74,6 +87,18 @@ export function registerRun(cli: CAC, context: CliContext): void {
       printSummary(context, outcome);
       return exitCodeOf(outcome.outcome);
     });
+}
+
+/** The scripted provider of `--script` or `FACTUM_SCRIPT`, if either is set. */
+async function scriptedRoute(options: RunOptions, context: CliContext): Promise<ScriptedRoute | undefined> {
+  const file = options.script ?? context.env.FACTUM_SCRIPT;
+  if (file === undefined || file === '') return undefined;
+  const kind = providerKindFrom(options);
+  return startScript(String(file), {
+    cwd: context.cwd,
+    ...(kind === undefined ? {} : { kind }),
+    ...(options.model === undefined ? {} : { model: String(options.model) }),
+  });
 }
 
 /** The closing lines of a run: how it ended, what it used, how to continue. */

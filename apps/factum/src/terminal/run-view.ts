@@ -127,7 +127,14 @@ export class RunView {
         this.#inText = true;
       }
       const indented = text.replaceAll('\n', `\n${this.#pad}`);
-      terminal.write(observation.kind === 'reasoning_delta' ? c.dim(indented) : indented);
+      // A refusal is shown as the model said it, marked so it is not read as an answer.
+      terminal.write(
+        observation.kind === 'reasoning_delta'
+          ? c.dim(indented)
+          : observation.kind === 'refusal_delta'
+            ? c.yellow(indented)
+            : indented,
+      );
     });
   }
 
