@@ -85,7 +85,7 @@ export async function startScript(
   if (!parsed.success) {
     throw new CliError(
       'usage',
-      `the script ${path} is not a list of replies:\n${z.prettifyError(parsed.error)}\nsee "factum run --help" and the README for the format`,
+      `the script ${path} is not a list of replies (the format is under "Script files" in the README):\n${z.prettifyError(parsed.error)}\n`,
     );
   }
   const replies = (Array.isArray(parsed.data) ? parsed.data : parsed.data.replies).map(toReply);
