@@ -1,3 +1,7 @@
 import { factumTsup } from '../../tooling/tsup.base.ts';
+import { buildWeb } from './scripts/build-web.ts';
 
-export default factumTsup(['src/index.ts', 'src/cli.ts'], { dtsEntry: 'src/index.ts' });
+const node = factumTsup(['src/index.ts', 'src/cli.ts'], { dtsEntry: 'src/index.ts' });
+
+// The browser bundle is built after the Node build, whose `clean` would otherwise remove it.
+export default { ...node, onSuccess: async () => void (await buildWeb()) };
