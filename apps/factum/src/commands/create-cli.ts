@@ -4,7 +4,7 @@ import { CliError } from './cli-error.js';
 import { registerDemo } from './demo.js';
 import { registerLog } from './log.js';
 import { printError } from './print-error.js';
-import { registerRecover } from './recover.js';
+import { RECOVER_EXIT_CODES, registerRecover } from './recover.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
@@ -24,15 +24,18 @@ export function createCli(context: CliContext): CAC {
   registerRecover(cli, context);
   registerResume(cli, context);
   registerServe(cli, context);
-  cli.help((sections) =>
-    sections.map((section) => ({
+  cli.help((sections) => [
+    ...sections.map((section) => ({
       ...section,
       body: section.body
         .split('\n')
         .filter((line) => !HIDDEN.some((name) => line.includes(name)))
         .join('\n'),
     })),
-  );
+    ...(cli.matchedCommandName === 'recover'
+      ? [{ title: 'Exit codes', body: RECOVER_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
+      : []),
+  ]);
   cli.version(context.version);
   return cli;
 }
