@@ -28,7 +28,6 @@ export function registerResume(cli: CAC, context: CliContext): void {
       .option('--allow-shell', 'also offer the shell tool'),
   ).action(async (runId: string, options: ResumeOptions) => {
     const dataDir = dataDirOf(options, context);
-    const provider = providerFrom(options, dataDir, context);
     await using runtime = await FactumRuntime.open({ target: { dataDir } });
     const filter = options.session === undefined ? {} : { sessionId: String(options.session) };
     const runs = (await indexInvocations(runtime.log, filter)).filter(
@@ -37,6 +36,16 @@ export function registerResume(cli: CAC, context: CliContext): void {
     const last = runs.at(-1);
     if (last === undefined)
       throw new CliError('not_found', `no run ${runId} in the log: list runs with \`factum log\``);
+    // A completed run has nothing to continue: asking the model again would be a new turn
+    // the user did not ask for.
+    if (last.outcome?.kind === 'completed') {
+      throw new CliError(
+        'nothing_to_resume',
+        `run ${runId} completed: there is nothing to resume; ask more with \`factum run --session ${last.invocation.sessionId} "<message>"\``,
+      );
+    }
+    // Only now the provider: a run that cannot be resumed is said so before any settings are missed.
+    const provider = providerFrom(options, dataDir, context);
     // Runs a dead process left open are ended first, so the continuation starts after their end.
     await runtime.engine.recover();
     const source = await runtime.log.runSource(last.invocation.sessionId, last.invocation.runId);
