@@ -49,6 +49,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const c = terminal.colors;
   const dataDir = dataDirOf(options, context);
   const port = portOf(options.port);
+  const hostname = options.host === undefined ? '127.0.0.1' : String(options.host);
   const opened = ServerToken.open({ dataDir, ...tokenOption(options, context) });
   const provider = providerOrNotice(options, dataDir, context);
   const workspace = await Workspace.open(context.cwd);
@@ -69,7 +70,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     cwd: workspace.root,
     instructions: instructionsFor(workspace),
     port,
-    hostname: options.host === undefined ? '127.0.0.1' : String(options.host),
+    hostname,
     logger: { error: (line) => terminal.error(`${c.red('error:')} ${line}`) },
   }).catch(async (error: unknown) => {
     await runtime.close();
@@ -79,11 +80,27 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   terminal.line(`${c.bold('factum serve')} ${c.dim(`· log ${runtime.description}`)}`);
   terminal.line(`${c.dim('API      ')} ${server.url}/api`);
   terminal.line(`${c.dim('timeline ')} ${server.url}/`);
+  const tokenFile = join(dataDir, TOKEN_FILE);
   if (opened.created !== undefined) {
+    // The token rides in the fragment, which browsers never send: no server or proxy logs it.
+    terminal.line(`${c.dim('login    ')} ${c.bold(`${server.url}/#token=${opened.created}`)}`);
     terminal.line(`${c.dim('token    ')} ${c.bold(opened.created)}`);
     terminal.line(
       c.dim(
-        `  shown once: only its SHA-256 is kept, in ${join(dataDir, TOKEN_FILE)}. Send it as "Authorization: Bearer <token>".`,
+        `  shown once: only its SHA-256 is kept, in ${tokenFile}. Send it as "Authorization: Bearer <token>".`,
+      ),
+    );
+  } else {
+    terminal.line(
+      `${c.dim('token    ')} ${c.dim(`the one printed at first start (only its SHA-256 is kept, in ${tokenFile}); open ${server.url}/#token=<token> to sign in, or delete that file and restart for a new one`)}`,
+    );
+  }
+  if (!isLoopback(hostname)) {
+    terminal.error(
+      c.yellow(
+        c.bold(
+          `WARNING: listening on ${hostname}, reachable from other machines. Anyone with the token can run the model and tools in ${workspace.root}, and the traffic is not encrypted: put TLS in front, or serve on 127.0.0.1.`,
+        ),
       ),
     );
   }
@@ -103,6 +120,12 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   }
   terminal.line(c.dim('runs drained, log closed'));
   return 0;
+}
+
+/** Whether `host` only accepts connections from this machine. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
 function portOf(value: string | number | undefined): number {
