@@ -126,13 +126,15 @@ describe('no surprises: flags are checked, resume refuses what it cannot do', ()
       ],
       { cwd: dir.workspace },
     );
-    await eventually(() => existsSync(join(dir.workspace, 'started.txt')));
+    await eventually(() => existsSync(join(dir.workspace, 'started.txt')), 45_000);
     cli.child.kill('SIGINT');
-    await eventually(() => cli.output.stdout.includes('cancelling:'));
+    // Soon after, not after the first message: the shell is killed 2 s after its SIGTERM,
+    // which would end the run before a slow machine printed it.
+    await new Promise((resolve) => setTimeout(resolve, 200));
     cli.child.kill('SIGINT');
     const result = await cli.exited;
     expect(result.code).toBe(130);
-    expect(result.stdout).toContain('cancelling: asking the call in flight to stop (shell $');
     expect(result.stdout).toMatch(/(^|\n)second interrupt: exiting now/);
-  }, 30_000);
+    expect(result.stdout, 'the run did not end on its own first').not.toContain('cancelled {');
+  }, 60_000);
 });

@@ -1,5 +1,7 @@
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
+import type { OtlpTracing } from '../telemetry/otlp-tracing.js';
+import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { describeCall, plural } from '../terminal/describe-call.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
@@ -7,7 +9,11 @@ import { type RecoverOutput, RecoverOutputSchema } from './json-output-schemas.j
 import { printJson } from './print-json.js';
 import { catalogFor, reconcileInvocation, resolutionOf } from './recovery-plan.js';
 
-type RecoverOptions = GlobalOptions & { readonly apply?: boolean; readonly json?: boolean };
+type RecoverOptions = GlobalOptions & {
+  readonly apply?: boolean;
+  readonly json?: boolean;
+  readonly otlp?: string;
+};
 
 /** `recover` exits with this when something is still open, so scripts can tell without parsing. */
 export const EXIT_LEFT_OPEN = 3;
@@ -26,8 +32,9 @@ export const RECOVER_EXIT_CODES = [
  * is (or is left) open, 3 otherwise.
  */
 export function registerRecover(cli: CAC, context: CliContext): void {
-  cli
-    .command('recover', 'List unfinished invocations and uncertain operations, and how to resolve them')
+  withOtlpOption(
+    cli.command('recover', 'List unfinished invocations and uncertain operations, and how to resolve them'),
+  )
     .option(
       '--apply',
       'end unfinished invocations and reconcile what the tools can (only when no run is live)',
@@ -48,6 +55,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
       };
       if (!options.json) printOpen(report, context);
       if (options.apply && report.leftOpen) {
+        const tracing = await tracingFrom(options, context.env);
         const endedInvocations = await runtime.engine.recover();
         const decisions: NonNullable<RecoverOutput['applied']>['reconciled'] = [];
         for (const summary of (await indexInvocations(runtime.log)).filter((entry) => entry.open.size > 0)) {
@@ -61,6 +69,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
           }
         }
         const after = await indexInvocations(runtime.log);
+        await exportRecoveries(tracing, runtime, index, after, context);
         report.applied = { endedInvocations, reconciled: decisions };
         report.leftOpen = after.some((summary) => summary.outcome === undefined || summary.open.size > 0);
         if (!options.json) printApplied(report, context);
@@ -75,6 +84,38 @@ export function registerRecover(cli: CAC, context: CliContext): void {
       if (options.json) printJson(context.terminal, RecoverOutputSchema, report);
       return report.leftOpen ? EXIT_LEFT_OPEN : 0;
     });
+}
+
+/**
+ * With `--otlp`: what recovery wrote, as trace data. An invocation that never ended
+ * was never exported (its process died): all of it goes now, its open operations as
+ * `uncertain` events. One that had ended gets a `factum recover` span in its trace
+ * with the reconciliations.
+ */
+async function exportRecoveries(
+  tracing: OtlpTracing | undefined,
+  runtime: FactumRuntime,
+  before: readonly InvocationSummary[],
+  after: readonly InvocationSummary[],
+  context: CliContext,
+): Promise<void> {
+  if (tracing === undefined) return;
+  const earlier = new Map(before.map((summary) => [summary.invocation.invocationId, summary]));
+  try {
+    for (const summary of after) {
+      const previous = earlier.get(summary.invocation.invocationId);
+      if (previous === undefined || previous.lastSequence === summary.lastSequence) continue;
+      await tracing.exportInvocation(
+        runtime.log,
+        summary.invocation,
+        previous.outcome === undefined ? {} : { afterSequence: previous.lastSequence },
+      );
+    }
+    await tracing.shutdown();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    context.terminal.error(context.terminal.colors.yellow(`the trace was not exported: ${message}`));
+  }
 }
 
 async function uncertainOf(summary: InvocationSummary): Promise<RecoverOutput['uncertain']> {

@@ -2,6 +2,8 @@ import type { CAC } from 'cac';
 import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
 import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { exportTrace } from '../telemetry/export-trace.js';
+import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { indexInvocations } from './invocation-index.js';
@@ -10,7 +12,7 @@ import { type ProviderOptions, providerFrom, withProviderOptions } from './provi
 import { instructionsFor, printSummary } from './run.js';
 
 type ResumeOptions = GlobalOptions &
-  ProviderOptions & { readonly session?: string; readonly allowShell?: boolean };
+  ProviderOptions & { readonly session?: string; readonly allowShell?: boolean; readonly otlp?: string };
 
 /**
  * `factum resume <run-id>`: a continuation from where a run stands in the log, in the
@@ -18,14 +20,16 @@ type ResumeOptions = GlobalOptions &
  * operations of that history have unknown outcomes.
  */
 export function registerResume(cli: CAC, context: CliContext): void {
-  withProviderOptions(
-    cli
-      .command(
-        'resume <run-id>',
-        'Continue a run from its last recorded fact (refused while operations are uncertain)',
-      )
-      .option('--session <id>', 'the session of the run (found in the log when omitted)')
-      .option('--allow-shell', 'also offer the shell tool'),
+  withOtlpOption(
+    withProviderOptions(
+      cli
+        .command(
+          'resume <run-id>',
+          'Continue a run from its last recorded fact (refused while operations are uncertain)',
+        )
+        .option('--session <id>', 'the session of the run (found in the log when omitted)')
+        .option('--allow-shell', 'also offer the shell tool'),
+    ),
   ).action(async (runId: string, options: ResumeOptions) => {
     const dataDir = dataDirOf(options, context);
     await using runtime = await FactumRuntime.open({ target: { dataDir } });
@@ -46,6 +50,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
     }
     // Only now the provider: a run that cannot be resumed is said so before any settings are missed.
     const provider = providerFrom(options, dataDir, context);
+    const tracing = await tracingFrom(options, context.env);
     // Runs a dead process left open are ended first, so the continuation starts after their end.
     await runtime.engine.recover();
     const source = await runtime.log.runSource(last.invocation.sessionId, last.invocation.runId);
@@ -69,6 +74,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
       },
     });
     printSummary(context, outcome);
+    await exportTrace(tracing, runtime, invocation, context);
     return exitCodeOf(outcome.outcome);
   });
 }

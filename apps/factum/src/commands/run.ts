@@ -4,6 +4,8 @@ import type { CAC } from 'cac';
 import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
 import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { exportTrace } from '../telemetry/export-trace.js';
+import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
@@ -13,6 +15,7 @@ type RunOptions = GlobalOptions &
     readonly session?: string;
     readonly codeMode?: boolean;
     readonly allowShell?: boolean;
+    readonly otlp?: string;
   };
 
 /** The system prompt of a CLI run: where the agent is and what its tools may touch. */
@@ -26,18 +29,21 @@ export function instructionsFor(workspace: Workspace): string {
 
 /** `factum run "<message>"`: one message run with the built-in tools, shown live. */
 export function registerRun(cli: CAC, context: CliContext): void {
-  withProviderOptions(
-    cli
-      .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
-      .option('--session <id>', 'continue this session (a new message run in it)')
-      .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
-      .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)'),
+  withOtlpOption(
+    withProviderOptions(
+      cli
+        .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
+        .option('--session <id>', 'continue this session (a new message run in it)')
+        .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
+        .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)'),
+    ),
   )
     .example('factum run "summarise README.md" --base-url http://localhost:11434/v1 --model qwen3')
     .action(async (message: string, options: RunOptions) => {
       const dataDir = dataDirOf(options, context);
       const provider = providerFrom(options, dataDir, context);
       const workspace = await Workspace.open(context.cwd);
+      const tracing = await tracingFrom(options, context.env);
       await using runtime = await FactumRuntime.open({ target: { dataDir } });
       const invocation = newInvocation(options.session === undefined ? undefined : String(options.session));
       const configuration: InvocationConfiguration = {
@@ -60,6 +66,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
         },
       });
       printSummary(context, outcome);
+      await exportTrace(tracing, runtime, invocation, context);
       return exitCodeOf(outcome.outcome);
     });
 }

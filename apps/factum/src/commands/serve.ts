@@ -5,8 +5,10 @@ import type { CAC } from 'cac';
 import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
 import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, type RuntimeTarget } from '../factum-runtime.js';
+import { InvocationRegistry } from '../server/invocation-registry.js';
 import { ServerToken, TOKEN_FILE } from '../server/server-token.js';
 import { startServer } from '../server/start-server.js';
+import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
@@ -22,6 +24,7 @@ type ServeOptions = GlobalOptions &
     readonly postgres?: string;
     readonly token?: string;
     readonly allowShell?: boolean;
+    readonly otlp?: string;
   };
 
 /**
@@ -31,14 +34,19 @@ type ServeOptions = GlobalOptions &
  * closes the log. A second signal stops at once (the next start recovers).
  */
 export function registerServe(cli: CAC, context: CliContext): void {
-  withProviderOptions(
-    cli
-      .command('serve', 'Serve the HTTP API and the live web timeline')
-      .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
-      .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
-      .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
-      .option('--token <token>', 'the API token (or FACTUM_TOKEN); made and printed on first start if absent')
-      .option('--allow-shell', 'also offer turns a shell tool (commands run in the workspace)'),
+  withOtlpOption(
+    withProviderOptions(
+      cli
+        .command('serve', 'Serve the HTTP API and the live web timeline')
+        .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
+        .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
+        .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
+        .option(
+          '--token <token>',
+          'the API token (or FACTUM_TOKEN); made and printed on first start if absent',
+        )
+        .option('--allow-shell', 'also offer turns a shell tool (commands run in the workspace)'),
+    ),
   )
     .example('factum serve --port 0 --base-url http://localhost:11434/v1 --model qwen3')
     .action((options: ServeOptions) => serve(options, context));
@@ -53,6 +61,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const opened = ServerToken.open({ dataDir, ...tokenOption(options, context) });
   const provider = providerOrNotice(options, dataDir, context);
   const workspace = await Workspace.open(context.cwd);
+  const tracing = await tracingFrom(options, context.env);
   const target: RuntimeTarget =
     options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };
   // A shared PostgreSQL log may hold other hosts' live runs: recovering them at start
@@ -62,8 +71,15 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     claim: options.postgres === undefined,
     ...(options.postgres === undefined ? {} : { engine: { recoverOnStart: false } }),
   });
+  // Each run this server starts is exported as a trace once it has ended.
+  const registry = new InvocationRegistry(
+    tracing === undefined
+      ? {}
+      : { onEnded: (invocation) => tracing.exportInvocation(runtime.log, invocation) },
+  );
   const server = await startServer({
     runtime,
+    registry,
     token: opened.token,
     provider,
     tools: () => builtinCatalog({ workspace, allowShell: options.allowShell === true }),
@@ -112,7 +128,12 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   terminal.line(c.dim(`${stop}: closing the server…`));
   await server.close();
   server.registry.cancelAll();
-  const drained = runtime.close().then(() => 'drained' as const);
+  const drained = (async () => {
+    await server.registry.drained();
+    await tracing?.shutdown().catch(() => undefined);
+    await runtime.close();
+    return 'drained' as const;
+  })();
   const forced = nextSignal(context).then(() => 'forced' as const);
   if ((await Promise.race([drained, forced])) === 'forced') {
     terminal.error(c.yellow('stopped before runs drained; the next start recovers them'));
