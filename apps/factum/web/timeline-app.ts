@@ -1,6 +1,7 @@
 import { ApiClient, ApiError } from './api-client.js';
 import { composerState, type SessionListing } from './composer-state.js';
-import { byId, h, plural } from './dom.js';
+import { byId, h } from './dom.js';
+import { renderSessionList } from './session-list.js';
 import { applyFact, createTimeline, type StoredFact, type Timeline } from './timeline-model.js';
 import { renderSection, statusBadge, type TimelineActions } from './timeline-view.js';
 
@@ -130,38 +131,10 @@ export class TimelineApp {
   }
 
   #renderSessions(): void {
-    const list = byId('sessions');
-    list.replaceChildren();
-    if (this.#sessions.length === 0)
-      list.appendChild(h('div', { class: 'empty', text: 'No sessions yet. Start one with New.' }));
-    for (const session of this.#sessions) {
-      list.appendChild(
-        h(
-          'button',
-          {
-            class: `session${session.id === this.#selected ? ' selected' : ''}`,
-            type: 'button',
-            'data-session': session.id,
-            onclick: () => this.#select(session.id),
-          },
-          [
-            h('span', { class: 'line' }, [
-              statusBadge(session.status),
-              h('span', { class: 'id', text: session.id }),
-            ]),
-            h('span', { class: 'title', text: session.title ?? '(no message)' }),
-            h('span', { class: 'counts' }, [
-              h('span', { text: plural(session.invocations, 'invocation') }),
-              h('span', { text: plural(session.events, 'fact') }),
-              session.unsettledOperations
-                ? h('span', { class: 'warn', text: `${session.unsettledOperations} unsettled` })
-                : null,
-              session.rejections ? h('span', { class: 'bad', text: `${session.rejections} rejected` }) : null,
-            ]),
-          ],
-        ),
-      );
-    }
+    renderSessionList(byId('sessions'), this.#sessions, {
+      selected: this.#selected,
+      select: (id) => this.#select(id),
+    });
     const current = this.#sessions.find((session) => session.id === this.#selected);
     byId('session-status').replaceChildren(current ? statusBadge(current.status) : '');
     this.#renderComposer(current);
