@@ -1,3 +1,6 @@
+import { mergeConfig } from 'vitest/config';
 import { factumVitest } from '../../tooling/vitest.base.ts';
 
-export default factumVitest({ postgres: true });
+export default mergeConfig(factumVitest({ postgres: true }), {
+  test: { globalSetup: ['test/global-setup.ts'] },
+});

@@ -9,6 +9,18 @@ export type { CliContext } from './commands/cli-context.js';
 export type { CliErrorCode } from './commands/cli-error.js';
 export { CliError } from './commands/cli-error.js';
 export { createCli, main } from './commands/create-cli.js';
+export type { LogOutput, RecoverOutput, ShowOutput } from './commands/json-output-schemas.js';
+export {
+  InvocationStatusSchema,
+  LogEntrySchema,
+  LogOutputSchema,
+  ReconciledOperationSchema,
+  RecoverOutputSchema,
+  ShowEventSchema,
+  ShowOutputSchema,
+  UncertainOperationSchema,
+} from './commands/json-output-schemas.js';
+export { EXIT_LEFT_OPEN } from './commands/recover.js';
 export { createServer } from './server/create-server.js';
 export type { ErrorBody } from './server/error-response.js';
 export { InvocationRegistry } from './server/invocation-registry.js';

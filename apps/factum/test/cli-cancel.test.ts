@@ -36,7 +36,8 @@ describe('Ctrl-C during factum run', () => {
     const result = await cli.exited;
     expect(result.stderr).toBe('');
     expect(result.code).toBe(130);
-    expect(result.stdout).toContain('cancelling: the in-flight effect is finishing (shell $');
+    expect(result.stdout).toContain('cancelling: asking the call in flight to stop (shell $');
+    expect(result.stdout, 'a call stopped by the cancel is not shown as a success').toMatch(/■ shell \$/);
     expect(result.stdout).toContain('cancelled {runtime_cancellation}');
     expect(readFileSync(join(dir.workspace, 'finished.txt'), 'utf8')).toBe('finished\n');
 

@@ -13,7 +13,7 @@ describe('factum recover', () => {
     expect(crash.signal).toBe('SIGKILL');
 
     const listed = await runCli(['recover', '--dir', dir.dataDir], { cwd: dir.path });
-    expect(listed.code).toBe(0);
+    expect(listed.code, 'something is left open').toBe(3);
     expect(listed.stdout).toContain('Unfinished invocations (1)');
     expect(listed.stdout).toMatch(/⚠ write_file plan\.md \(\d+ bytes\) invocation-[0-9a-f]+\/1:call-1/);
     expect(listed.stdout).toContain('--apply compares the file with the content the call intended');

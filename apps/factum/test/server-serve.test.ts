@@ -60,6 +60,10 @@ describe('factum serve', () => {
       const url = await first.url();
       const token = /token\s+(\S+)/.exec(first.output())?.[1];
       expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(first.output(), 'a login URL carries the token in its fragment').toContain(
+        `login     ${url}/#token=${token}`,
+      );
+      expect(first.output(), 'no warning on loopback').not.toContain('WARNING');
       const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
       const turn = await fetch(`${url}/api/sessions/s-cli/turns`, {
         method: 'POST',
@@ -77,6 +81,10 @@ describe('factum serve', () => {
       const second = serve(cwd, args);
       const again = await second.url();
       expect(second.output(), 'the token is shown once').not.toMatch(/token\s+\S{43}/);
+      expect(second.output(), 'a restart says where the token lives').toContain(
+        `only its SHA-256 is kept, in ${join(cwd, '.factum', 'server-token')}`,
+      );
+      expect(second.output()).not.toContain(token!);
       const sessions = await fetch(`${again}/api/sessions`, { headers });
       expect(sessions.status, 'the same token works after a restart').toBe(200);
       const listed = (await sessions.json()) as { sessions: { id: string; status: string }[] };
@@ -85,6 +93,19 @@ describe('factum serve', () => {
       ]);
       second.signal('SIGTERM');
       expect(await second.exit).toBe(0);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('warns loudly when it listens beyond this machine', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'factum-serve-'));
+    try {
+      const server = serve(cwd, ['--port', '0', '--host', '0.0.0.0', '--dir', '.factum']);
+      await server.url();
+      expect(server.output()).toMatch(/WARNING: listening on 0\.0\.0\.0, reachable from other machines/);
+      server.signal('SIGTERM');
+      expect(await server.exit).toBe(0);
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }

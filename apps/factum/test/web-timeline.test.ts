@@ -1,17 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
 import { type EventLog, recoverInvocations } from '@factum/event-log';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './launch-chromium.ts';
 import { type Harness, startHarness, TOKEN } from './server-harness.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-// In CI the browser must be there (.ci/install-chromium.sh installs it): never skip there.
-const skip = !available && !process.env.CI;
-if (skip) console.warn(`web-timeline: skipped, ${CHROMIUM} is missing (apt-get install -y chromium)`);
 
 const SCREENSHOTS = process.env.FACTUM_SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'factum-screens-'));
 
@@ -56,23 +51,11 @@ async function writeCrashedSession(log: EventLog): Promise<void> {
   await recoverInvocations(log);
 }
 
-describe.skipIf(skip)('the web timeline in headless Chromium', () => {
+describe('the web timeline in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-  });
+    ({ browser } = await launchChromium());
+  }, 120_000);
   afterAll(async () => {
     await browser?.close();
   });
@@ -122,6 +105,11 @@ describe.skipIf(skip)('the web timeline in headless Chromium', () => {
     const page = await signIn(h);
     await page.click('[data-session="s-web"]');
     await page.waitForSelector('[data-kind="model_requested"]');
+    await page.waitForSelector('#compose[data-state="busy"]');
+    expect(await page.textContent('#compose-reason'), 'the composer says why it is off').toContain(
+      'Busy: a turn is running',
+    );
+    expect(await page.isDisabled('#message')).toBe(true);
     expect(await page.locator('[data-kind="tool_dispatched"]').count(), 'nothing dispatched yet').toBe(0);
 
     h.provider.release(0);
@@ -138,7 +126,8 @@ describe.skipIf(skip)('the web timeline in headless Chromium', () => {
     await rejected.waitFor();
     expect(await rejected.textContent()).toContain('did not run: no tool of this name is available');
     expect(
-      await rejected.evaluate((node) => {
+      // Queried and measured in one browser task: a re-render between the two would detach it.
+      await page.$eval('.row.rejected', (node) => {
         // The test's TypeScript has no DOM library: name the one browser call it needs.
         const view = node.ownerDocument.defaultView as unknown as {
           getComputedStyle(element: unknown): { backgroundColor: string };
@@ -158,9 +147,28 @@ describe.skipIf(skip)('the web timeline in headless Chromium', () => {
       .locator('[data-sequence]')
       .evaluateAll((nodes) => nodes.map((node) => Number(node.getAttribute('data-sequence'))));
     expect(sequences, 'rows in sequence order').toEqual([...sequences].sort((a, b) => a - b));
+    const joined = await page
+      .locator('[data-joined]')
+      .evaluateAll((nodes) =>
+        nodes.flatMap((node) =>
+          (node.getAttribute('data-joined') ?? '').split(' ').filter(Boolean).map(Number),
+        ),
+      );
+    const shown = [...sequences, ...joined];
+    expect(new Set(shown).size, 'one row per fact: no fact is shown twice').toBe(shown.length);
+    expect(await page.locator('[data-kind="tool_settled"]').count(), 'the T2 has no row of its own').toBe(0);
     const logged = (await h.events()).filter((stored) => stored.event.fact.kind !== 'model_observed');
     for (const stored of logged)
-      expect(sequences, `fact #${stored.sequence} is shown`).toContain(stored.sequence);
+      expect(shown, `fact #${stored.sequence} is shown`).toContain(stored.sequence);
+
+    await page.click('[data-kind="tool_dispatched"] .result-toggle');
+    const result = page.locator('[data-kind="tool_dispatched"] .op .result');
+    await result.waitFor();
+    expect(JSON.parse((await result.textContent()) ?? ''), 'the stored result, expanded in place').toEqual({
+      echoed: { value: 42 },
+    });
+    await page.waitForSelector('#compose[data-state="open"]');
+    expect(await page.isDisabled('#message')).toBe(false);
     await page.screenshot({ path: join(SCREENSHOTS, 'timeline-live.png'), fullPage: true });
     console.info(`web-timeline: screenshots in ${SCREENSHOTS}`);
   });
@@ -181,6 +189,31 @@ describe.skipIf(skip)('the web timeline in headless Chromium', () => {
     expect(await page.locator('[data-session="s-crashed"]').textContent()).toMatch(
       /1 unsettled[\s\S]*1 rejected/,
     );
+    await page.waitForSelector('#compose[data-state="uncertain"]');
+    expect(await page.textContent('#compose-reason')).toContain('factum recover --apply');
+    expect(await page.isDisabled('#compose button[type=submit]')).toBe(true);
     await page.screenshot({ path: join(SCREENSHOTS, 'timeline-uncertain.png'), fullPage: true });
+  });
+
+  it('starts a session from the New form (no browser prompt) and signs in from a login URL', async () => {
+    await using h = await startHarness();
+    h.provider.script({ text: 'Hello from the new session.', finishReason: 'stop' });
+    const page = await browser.newPage();
+    page.on('dialog', (dialog) => {
+      throw new Error(`a browser dialog opened: ${dialog.message()}`);
+    });
+    await page.goto(`${h.server.url}/#token=${TOKEN}`);
+    await page.waitForSelector('#app:not(.hidden)');
+    expect(await page.evaluate('location.href'), 'the token leaves the address bar').not.toContain(TOKEN);
+    await page.click('#new-session');
+    await page.waitForSelector('#new-form:not(.hidden)');
+    await page.fill('#new-session-id', 's-from-form');
+    await page.fill('#new-message', 'say hello');
+    await page.click('#new-form button[type=submit]');
+    await page.waitForSelector('[data-session="s-from-form"].selected');
+    await page.waitForSelector('.row.ended.completed');
+    expect(await page.locator('[data-kind="invocation_opened"]').textContent()).toContain('user: say hello');
+    expect(await page.isHidden('#new-form')).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'timeline-new-session.png'), fullPage: true });
   });
 });

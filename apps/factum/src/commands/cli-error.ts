@@ -6,9 +6,10 @@ const marker = Symbol.for('factum/cli-error');
  * Why a command stopped:
  * - `usage`: the arguments do not make sense together; the message says what to pass.
  * - `not_found`: the session, run or invocation named is not in the log.
+ * - `nothing_to_resume`: the run named completed; a new message is a new turn, not a resume.
  * - `demo_failed`: a step of the demo did not go as the story says (a bug to report).
  */
-export type CliErrorCode = 'usage' | 'not_found' | 'demo_failed';
+export type CliErrorCode = 'usage' | 'not_found' | 'nothing_to_resume' | 'demo_failed';
 
 /** A command's own error: printed as one line, exit code 2 for usage, 1 otherwise. */
 export class CliError extends FactumError {

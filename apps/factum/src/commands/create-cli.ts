@@ -1,10 +1,13 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { type CAC, cac } from 'cac';
+import { checkFlags, restoreTextFlags } from './check-flags.js';
 import type { CliContext } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { registerDemo } from './demo.js';
 import { registerLog } from './log.js';
 import { printError } from './print-error.js';
-import { registerRecover } from './recover.js';
+import { RECOVER_EXIT_CODES, registerRecover } from './recover.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
@@ -16,7 +19,8 @@ const HIDDEN = ['--crash-child'];
 /** Builds the `factum` command line: every command, the global `--dir`, help and version. */
 export function createCli(context: CliContext): CAC {
   const cli = cac('factum');
-  cli.option('--dir <path>', 'data directory (default: ./.factum)');
+  cli.option('-C, --workspace <path>', 'run as if started in <path> (default: the current directory)');
+  cli.option('--dir <path>', 'data directory (default: .factum in the workspace)');
   registerDemo(cli, context);
   registerRun(cli, context);
   registerLog(cli, context);
@@ -24,17 +28,27 @@ export function createCli(context: CliContext): CAC {
   registerRecover(cli, context);
   registerResume(cli, context);
   registerServe(cli, context);
-  cli.help((sections) =>
-    sections.map((section) => ({
+  cli.help((sections) => [
+    ...sections.map((section) => ({
       ...section,
       body: section.body
         .split('\n')
         .filter((line) => !HIDDEN.some((name) => line.includes(name)))
         .join('\n'),
     })),
-  );
+    ...(cli.matchedCommandName === 'recover'
+      ? [{ title: 'Exit codes', body: RECOVER_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
+      : []),
+  ]);
   cli.version(context.version);
   return cli;
+}
+
+function workspaceDir(from: string, path: string): string {
+  const dir = resolve(from, path);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new CliError('usage', `--workspace ${path}: no such directory`);
+  return dir;
 }
 
 /**
@@ -42,10 +56,21 @@ export function createCli(context: CliContext): CAC {
  * here and is printed as one line.
  */
 export async function main(argv: readonly string[], context: CliContext): Promise<number> {
-  const cli = createCli(context);
+  let cwd = context.cwd;
+  // Commands read `cwd` when they run, after `-C` has been applied.
+  const scoped: CliContext = {
+    ...context,
+    get cwd() {
+      return cwd;
+    },
+  };
+  const cli = createCli(scoped);
   try {
     cli.parse([...argv], { run: false });
     if (cli.options.help || cli.options.version) return 0;
+    restoreTextFlags(argv.slice(2), cli.options);
+    checkFlags(cli.options);
+    if (typeof cli.options.workspace === 'string') cwd = workspaceDir(context.cwd, cli.options.workspace);
     if (cli.matchedCommand === undefined) {
       if (cli.args.length > 0) throw new CliError('usage', `unknown command ${JSON.stringify(cli.args[0])}`);
       cli.outputHelp();

@@ -16,6 +16,8 @@ export type InvocationSummary = {
   readonly input: InvocationInput;
   readonly configuration: InvocationConfiguration | undefined;
   outcome: InvocationOutcome | undefined;
+  /** The sequence of its latest fact. */
+  lastSequence: number;
   steps: number;
   dispatched: number;
   /** Operations dispatched and never settled (nor closed by reconciliation), by id. */
@@ -52,6 +54,7 @@ export async function indexInvocations(
           input: fact.input,
           configuration: fact.configuration,
           outcome: undefined,
+          lastSequence: sequence,
           steps: 0,
           dispatched: 0,
           open: new Map(),
@@ -60,6 +63,7 @@ export async function indexInvocations(
       }
       const summary = byId.get(key);
       if (summary === undefined) continue;
+      summary.lastSequence = sequence;
       if (fact.kind === 'model_requested') summary.steps += 1;
       else if (fact.kind === 'tool_dispatched') {
         summary.dispatched += 1;

@@ -42,15 +42,17 @@ export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
   const onInterrupt = () => {
     interrupts += 1;
     if (interrupts > 1) {
-      terminal.line(c.red('second interrupt: exiting now; run `factum recover` to see what was left open'));
+      view.lastWord(c.red('second interrupt: exiting now; run `factum recover` to see what was left open'));
       process.exit(EXIT_INTERRUPTED);
     }
     running.cancel();
+    // Cancelling aborts the calls in flight: a tool that honours it stops (the shell gets
+    // SIGTERM), one that cannot runs to its end; either way its outcome is recorded first.
     view.noteInFlight((inFlight) =>
       c.yellow(
         inFlight.length === 0
           ? 'cancelling: ending the run (press Ctrl-C again to exit at once)'
-          : `cancelling: the in-flight effect is finishing (${inFlight.join(', ')}); press Ctrl-C again to exit at once`,
+          : `cancelling: asking the call in flight to stop (${inFlight.join(', ')}) and waiting for its outcome to be recorded; press Ctrl-C again to exit at once`,
       ),
     );
   };

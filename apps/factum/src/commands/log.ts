@@ -4,12 +4,15 @@ import { oneLine, plural } from '../terminal/describe-call.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
+import { type LogOutput, LogOutputSchema } from './json-output-schemas.js';
 import { describeOutcome } from './live-run.js';
+import { printJson } from './print-json.js';
 
 type LogOptions = GlobalOptions & {
   readonly session?: string;
   readonly limit?: number;
   readonly page?: number;
+  readonly json?: boolean;
 };
 
 function positive(value: unknown, name: string, fallback: number): number {
@@ -27,6 +30,7 @@ export function registerLog(cli: CAC, context: CliContext): void {
     .option('--session <id>', 'only this session')
     .option('--limit <n>', 'invocations per page (default 20)')
     .option('--page <n>', 'page to show, 1 = newest (default 1)')
+    .option('--json', 'print one JSON document (LogOutputSchema, see the README) instead of text')
     .action(async (options: LogOptions) => {
       const limit = positive(options.limit, '--limit', 20);
       const page = positive(options.page, '--page', 1);
@@ -35,15 +39,25 @@ export function registerLog(cli: CAC, context: CliContext): void {
       await using runtime = await FactumRuntime.open({ target: { dataDir: dataDirOf(options, context) } });
       const sessionId = options.session === undefined ? undefined : String(options.session);
       const all = await indexInvocations(runtime.log, sessionId === undefined ? {} : { sessionId });
+      const end = all.length - (page - 1) * limit;
+      const shown = all.slice(Math.max(0, end - limit), Math.max(0, end));
+      if (shown.length === 0 && all.length > 0)
+        throw new CliError('usage', `--page ${page} is past the oldest invocation`);
+      if (options.json) {
+        printJson(terminal, LogOutputSchema, {
+          invocations: shown.map(logEntryOf),
+          total: all.length,
+          page,
+          limit,
+        });
+        return 0;
+      }
       if (all.length === 0) {
         terminal.line(
           sessionId ? `no invocations in session ${sessionId}` : 'the log is empty: try `factum demo`',
         );
         return 0;
       }
-      const end = all.length - (page - 1) * limit;
-      const shown = all.slice(Math.max(0, end - limit), Math.max(0, end));
-      if (shown.length === 0) throw new CliError('usage', `--page ${page} is past the oldest invocation`);
       let session: string | undefined;
       for (const summary of shown) {
         if (summary.invocation.sessionId !== session) {
@@ -59,6 +73,27 @@ export function registerLog(cli: CAC, context: CliContext): void {
       if (first > 1) terminal.line(c.dim(`older: factum log --page ${page + 1}`));
       return 0;
     });
+}
+
+/** One invocation as `log --json` prints it. */
+export function logEntryOf(summary: InvocationSummary): LogOutput['invocations'][number] {
+  return {
+    invocation: summary.invocation,
+    openedSequence: summary.openedSequence,
+    openedAt: summary.openedAt,
+    status: statusName(summary),
+    input: summary.input,
+    outcome: summary.outcome ?? null,
+    steps: summary.steps,
+    toolCalls: summary.dispatched,
+    uncertainOperations: [...summary.open.keys()],
+  };
+}
+
+/** `unfinished` until the invocation ends, then how it ended. */
+export function statusName(summary: InvocationSummary): LogOutput['invocations'][number]['status'] {
+  if (summary.outcome === undefined) return 'unfinished';
+  return summary.outcome.kind === 'handoff_paused' ? 'paused' : summary.outcome.kind;
 }
 
 function row(summary: InvocationSummary, context: CliContext): string {

@@ -1,91 +1,190 @@
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
+import type { OtlpTracing } from '../telemetry/otlp-tracing.js';
+import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { describeCall, plural } from '../terminal/describe-call.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
+import { type RecoverOutput, RecoverOutputSchema } from './json-output-schemas.js';
+import { printJson } from './print-json.js';
 import { catalogFor, reconcileInvocation, resolutionOf } from './recovery-plan.js';
 
-type RecoverOptions = GlobalOptions & { readonly apply?: boolean };
+type RecoverOptions = GlobalOptions & {
+  readonly apply?: boolean;
+  readonly json?: boolean;
+  readonly otlp?: string;
+};
+
+/** `recover` exits with this when something is still open, so scripts can tell without parsing. */
+export const EXIT_LEFT_OPEN = 3;
+
+/** The exit codes `recover --help` documents. */
+export const RECOVER_EXIT_CODES = [
+  '0  nothing is left open (every invocation ended, every operation has an outcome)',
+  `${EXIT_LEFT_OPEN}  something is left open (listed; after --apply: what it could not close)`,
+  '1  an error (printed on stderr)   2  a usage error',
+];
 
 /**
  * `factum recover`: what a crash left open — invocations with no end, operations with
  * no outcome — and how to close each. `--apply` ends the unfinished invocations (as
- * failed {interrupted}) and applies each tool's recovery policy.
+ * failed {interrupted}) and applies each tool's recovery policy. Exits 0 when nothing
+ * is (or is left) open, 3 otherwise.
  */
 export function registerRecover(cli: CAC, context: CliContext): void {
-  cli
-    .command('recover', 'List unfinished invocations and uncertain operations, and how to resolve them')
+  withOtlpOption(
+    cli.command('recover', 'List unfinished invocations and uncertain operations, and how to resolve them'),
+  )
     .option(
       '--apply',
       'end unfinished invocations and reconcile what the tools can (only when no run is live)',
     )
+    .option('--json', 'print one JSON document (RecoverOutputSchema, see the README) instead of text')
     .action(async (options: RecoverOptions) => {
-      const { terminal } = context;
-      const c = terminal.colors;
       await using runtime = await FactumRuntime.open({ target: { dataDir: dataDirOf(options, context) } });
-      let index = await indexInvocations(runtime.log);
+      const index = await indexInvocations(runtime.log);
       const unfinished = index.filter((summary) => summary.outcome === undefined);
-      const uncertain = index.filter((summary) => summary.open.size > 0);
-      if (unfinished.length === 0 && uncertain.length === 0) {
-        terminal.line(
-          `${c.green('✔')} nothing is left open: every invocation ended and every operation has an outcome`,
+      const uncertain: RecoverOutput['uncertain'] = [];
+      for (const summary of index.filter((entry) => entry.open.size > 0))
+        uncertain.push(...(await uncertainOf(summary)));
+      const report: RecoverOutput = {
+        unfinished: unfinished.map((summary) => summary.invocation),
+        uncertain,
+        applied: null,
+        leftOpen: unfinished.length > 0 || uncertain.length > 0,
+      };
+      if (!options.json) printOpen(report, context);
+      if (options.apply && report.leftOpen) {
+        const tracing = await tracingFrom(options, context.env);
+        const endedInvocations = await runtime.engine.recover();
+        const decisions: NonNullable<RecoverOutput['applied']>['reconciled'] = [];
+        for (const summary of (await indexInvocations(runtime.log)).filter((entry) => entry.open.size > 0)) {
+          for (const outcome of await reconcileInvocation(runtime, summary)) {
+            decisions.push({
+              operationId: outcome.operationId,
+              tool: outcome.name,
+              decision: outcome.decision,
+              reason: outcome.reason,
+              attempt: outcome.attempt,
+            });
+          }
+        }
+        const after = await indexInvocations(runtime.log);
+        await exportRecoveries(tracing, runtime, index, after, context);
+        report.applied = { endedInvocations, reconciled: decisions };
+        report.leftOpen = after.some((summary) => summary.outcome === undefined || summary.open.size > 0);
+        if (!options.json) printApplied(report, context);
+      } else if (!options.json && report.leftOpen) {
+        context.terminal.line();
+        context.terminal.line(
+          context.terminal.colors.dim(
+            'nothing was changed; run `factum recover --apply` to act on the above',
+          ),
         );
-        return 0;
       }
-      if (unfinished.length > 0) {
-        terminal.line(c.bold(`Unfinished invocations (${unfinished.length}): no invocation_ended`));
-        for (const summary of unfinished) {
-          terminal.line(
-            `  ${c.yellow('⚠')} ${summary.invocation.invocationId} ${c.dim(`session ${summary.invocation.sessionId} · run ${summary.invocation.runId}`)}`,
-          );
-          terminal.line(c.dim('      if no process is running it: --apply ends it failed {interrupted}'));
-        }
-      }
-      if (uncertain.length > 0) {
-        terminal.line(c.bold('Uncertain operations: dispatched (T1), never settled (T2)'));
-        for (const summary of uncertain) await listUncertain(summary, context);
-      }
-      if (!options.apply) {
-        terminal.line();
-        terminal.line(c.dim('nothing was changed; run `factum recover --apply` to act on the above'));
-        return 0;
-      }
-      terminal.line();
-      const ended = await runtime.engine.recover();
-      terminal.line(
-        `${c.green('✔')} ended ${plural(ended, 'unfinished invocation')} as failed {interrupted}`,
-      );
-      index = await indexInvocations(runtime.log);
-      let left = 0;
-      for (const summary of index.filter((entry) => entry.open.size > 0)) {
-        for (const outcome of await reconcileInvocation(runtime, summary)) {
-          // A lost race means another reconciler recorded this operation: not ours to count.
-          const closed = outcome.decision !== 'unknown' && outcome.decision !== 'left_uncertain';
-          if (!closed) left += 1;
-          const mark = closed ? c.green('✔') : c.yellow('⚠');
-          const attempt = outcome.attempt > 1 ? ` · attempt ${outcome.attempt}` : '';
-          terminal.line(
-            `${mark} ${outcome.name} ${c.dim(outcome.operationId)}: ${c.bold(outcome.decision)} ${c.dim(`(${outcome.reason})${attempt}`)}`,
-          );
-        }
-      }
-      terminal.line(
-        left === 0
-          ? `${c.green('✔')} nothing is left open`
-          : c.yellow(`${plural(left, 'operation')} still uncertain: decide by hand`),
-      );
-      return left === 0 ? 0 : 1;
+      if (options.json) printJson(context.terminal, RecoverOutputSchema, report);
+      return report.leftOpen ? EXIT_LEFT_OPEN : 0;
     });
 }
 
-async function listUncertain(summary: InvocationSummary, context: CliContext): Promise<void> {
+/**
+ * With `--otlp`: what recovery wrote, as trace data. An invocation that never ended
+ * was never exported (its process died): all of it goes now, its open operations as
+ * `uncertain` events. One that had ended gets a `factum recover` span in its trace
+ * with the reconciliations.
+ */
+async function exportRecoveries(
+  tracing: OtlpTracing | undefined,
+  runtime: FactumRuntime,
+  before: readonly InvocationSummary[],
+  after: readonly InvocationSummary[],
+  context: CliContext,
+): Promise<void> {
+  if (tracing === undefined) return;
+  const earlier = new Map(before.map((summary) => [summary.invocation.invocationId, summary]));
+  try {
+    for (const summary of after) {
+      const previous = earlier.get(summary.invocation.invocationId);
+      if (previous === undefined || previous.lastSequence === summary.lastSequence) continue;
+      await tracing.exportInvocation(
+        runtime.log,
+        summary.invocation,
+        previous.outcome === undefined ? {} : { afterSequence: previous.lastSequence },
+      );
+    }
+    await tracing.shutdown();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    context.terminal.error(context.terminal.colors.yellow(`the trace was not exported: ${message}`));
+  }
+}
+
+async function uncertainOf(summary: InvocationSummary): Promise<RecoverOutput['uncertain']> {
+  const catalog = await catalogFor(summary);
+  return [...summary.open].map(([operationId, call]) => ({
+    invocation: summary.invocation,
+    operationId,
+    tool: call.name,
+    input: call.input,
+    resolution: resolutionOf(call, catalog),
+  }));
+}
+
+function printOpen(report: RecoverOutput, context: CliContext): void {
   const { terminal } = context;
   const c = terminal.colors;
-  const catalog = await catalogFor(summary);
-  for (const [operationId, call] of summary.open) {
+  if (!report.leftOpen) {
     terminal.line(
-      `  ${c.yellow('⚠')} ${describeCall(call.name, call.input)} ${c.dim(`${operationId} · ${summary.invocation.invocationId}`)}`,
+      `${c.green('✔')} nothing is left open: every invocation ended and every operation has an outcome`,
     );
-    terminal.line(c.dim(`      ${resolutionOf(call, catalog)}`));
+    return;
   }
+  if (report.unfinished.length > 0) {
+    terminal.line(c.bold(`Unfinished invocations (${report.unfinished.length}): no invocation_ended`));
+    for (const invocation of report.unfinished) {
+      terminal.line(
+        `  ${c.yellow('⚠')} ${invocation.invocationId} ${c.dim(`session ${invocation.sessionId} · run ${invocation.runId}`)}`,
+      );
+      terminal.line(c.dim('      if no process is running it: --apply ends it failed {interrupted}'));
+    }
+  }
+  if (report.uncertain.length > 0) {
+    terminal.line(c.bold('Uncertain operations: dispatched (T1), never settled (T2)'));
+    for (const operation of report.uncertain) {
+      terminal.line(
+        `  ${c.yellow('⚠')} ${describeCall(operation.tool, operation.input)} ${c.dim(`${operation.operationId} · ${operation.invocation.invocationId}`)}`,
+      );
+      terminal.line(c.dim(`      ${operation.resolution}`));
+    }
+  }
+}
+
+function printApplied(report: RecoverOutput, context: CliContext): void {
+  const { terminal } = context;
+  const c = terminal.colors;
+  const applied = report.applied!;
+  terminal.line();
+  terminal.line(
+    `${c.green('✔')} ended ${plural(applied.endedInvocations, 'unfinished invocation')} as failed {interrupted}`,
+  );
+  let left = 0;
+  for (const outcome of applied.reconciled) {
+    // A lost race means another reconciler recorded this operation: closed, not ours.
+    const closed = outcome.decision !== 'unknown' && outcome.decision !== 'left_uncertain';
+    if (!closed) left += 1;
+    const mark = closed ? c.green('✔') : c.yellow('⚠');
+    const attempt = outcome.attempt > 1 ? ` · attempt ${outcome.attempt}` : '';
+    terminal.line(
+      `${mark} ${outcome.tool} ${c.dim(outcome.operationId)}: ${c.bold(outcome.decision)} ${c.dim(`(${outcome.reason})${attempt}`)}`,
+    );
+  }
+  terminal.line(
+    !report.leftOpen
+      ? `${c.green('✔')} nothing is left open`
+      : c.yellow(
+          left > 0
+            ? `${plural(left, 'operation')} still uncertain: decide by hand`
+            : 'something is still open: an invocation another process is running, see above',
+        ),
+  );
 }

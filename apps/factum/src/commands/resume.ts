@@ -3,6 +3,8 @@ import type { CAC } from 'cac';
 import { builtinTools } from '../builtin-tools/builtin-catalog.js';
 import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { exportTrace } from '../telemetry/export-trace.js';
+import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { indexInvocations } from './invocation-index.js';
@@ -13,7 +15,7 @@ import { instructionsFor, printSummary } from './run.js';
 
 type ResumeOptions = GlobalOptions &
   ProviderOptions &
-  McpOptions & { readonly session?: string; readonly allowShell?: boolean };
+  McpOptions & { readonly session?: string; readonly allowShell?: boolean; readonly otlp?: string };
 
 /**
  * `factum resume <run-id>`: a continuation from where a run stands in the log, in the
@@ -22,18 +24,19 @@ type ResumeOptions = GlobalOptions &
  */
 export function registerResume(cli: CAC, context: CliContext): void {
   withMcpOptions(
-    withProviderOptions(
-      cli
-        .command(
-          'resume <run-id>',
-          'Continue a run from its last recorded fact (refused while operations are uncertain)',
-        )
-        .option('--session <id>', 'the session of the run (found in the log when omitted)')
-        .option('--allow-shell', 'also offer the shell tool'),
+    withOtlpOption(
+      withProviderOptions(
+        cli
+          .command(
+            'resume <run-id>',
+            'Continue a run from its last recorded fact (refused while operations are uncertain)',
+          )
+          .option('--session <id>', 'the session of the run (found in the log when omitted)')
+          .option('--allow-shell', 'also offer the shell tool'),
+      ),
     ),
   ).action(async (runId: string, options: ResumeOptions) => {
     const dataDir = dataDirOf(options, context);
-    const provider = providerFrom(options, dataDir, context);
     await using runtime = await FactumRuntime.open({ target: { dataDir } });
     const filter = options.session === undefined ? {} : { sessionId: String(options.session) };
     const runs = (await indexInvocations(runtime.log, filter)).filter(
@@ -42,6 +45,17 @@ export function registerResume(cli: CAC, context: CliContext): void {
     const last = runs.at(-1);
     if (last === undefined)
       throw new CliError('not_found', `no run ${runId} in the log: list runs with \`factum log\``);
+    // A completed run has nothing to continue: asking the model again would be a new turn
+    // the user did not ask for.
+    if (last.outcome?.kind === 'completed') {
+      throw new CliError(
+        'nothing_to_resume',
+        `run ${runId} completed: there is nothing to resume; ask more with \`factum run --session ${last.invocation.sessionId} "<message>"\``,
+      );
+    }
+    // Only now the provider: a run that cannot be resumed is said so before any settings are missed.
+    const provider = providerFrom(options, dataDir, context);
+    const tracing = await tracingFrom(options, context.env);
     // Runs a dead process left open are ended first, so the continuation starts after their end.
     await runtime.engine.recover();
     const source = await runtime.log.runSource(last.invocation.sessionId, last.invocation.runId);
@@ -71,6 +85,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
       },
     });
     printSummary(context, outcome);
+    await exportTrace(tracing, runtime, invocation, context);
     return exitCodeOf(outcome.outcome);
   });
 }

@@ -5,6 +5,8 @@ import type { CAC } from 'cac';
 import { builtinTools } from '../builtin-tools/builtin-catalog.js';
 import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { exportTrace } from '../telemetry/export-trace.js';
+import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
@@ -23,6 +25,7 @@ type RunOptions = GlobalOptions &
     readonly codeMode?: boolean;
     readonly allowShell?: boolean;
     readonly script?: string;
+    readonly otlp?: string;
   };
 
 /** The system prompt of a CLI run: where the agent is and what its tools may touch. */
@@ -37,16 +40,21 @@ export function instructionsFor(workspace: Workspace): string {
 /** `factum run "<message>"`: one message run with the built-in tools, shown live. */
 export function registerRun(cli: CAC, context: CliContext): void {
   withMcpOptions(
-    withProviderOptions(
-      cli
-        .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
-        .option('--session <id>', 'continue this session (a new message run in it)')
-        .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
-        .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)')
-        .option(
-          '--script <file>',
-          'answer from a JSON file of scripted replies instead of a model, offline (or FACTUM_SCRIPT)',
-        ),
+    withOtlpOption(
+      withProviderOptions(
+        cli
+          .command(
+            'run <message>',
+            'Run one message against an OpenAI-compatible model, with workspace tools',
+          )
+          .option('--session <id>', 'continue this session (a new message run in it)')
+          .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
+          .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)')
+          .option(
+            '--script <file>',
+            'answer from a JSON file of scripted replies instead of a model, offline (or FACTUM_SCRIPT)',
+          ),
+      ),
     ),
   )
     .example('factum run "summarise README.md" --base-url http://localhost:11434/v1 --model qwen3')
@@ -62,6 +70,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
         mcpServersFrom(options, dataDir),
         builtins.map((tool) => tool.definition.name),
       );
+      const tracing = await tracingFrom(options, context.env);
       await using runtime = await FactumRuntime.open({ target: { dataDir } });
       const invocation = newInvocation(options.session === undefined ? undefined : String(options.session));
       const configuration: InvocationConfiguration = {
@@ -85,6 +94,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
         },
       });
       printSummary(context, outcome);
+      await exportTrace(tracing, runtime, invocation, context);
       return exitCodeOf(outcome.outcome);
     });
 }

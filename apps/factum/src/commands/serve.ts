@@ -5,8 +5,10 @@ import type { CAC } from 'cac';
 import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
 import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, type RuntimeTarget } from '../factum-runtime.js';
+import { InvocationRegistry } from '../server/invocation-registry.js';
 import { ServerToken, TOKEN_FILE } from '../server/server-token.js';
 import { startServer } from '../server/start-server.js';
+import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
@@ -22,6 +24,7 @@ type ServeOptions = GlobalOptions &
     readonly postgres?: string;
     readonly token?: string;
     readonly allowShell?: boolean;
+    readonly otlp?: string;
   };
 
 /**
@@ -31,14 +34,19 @@ type ServeOptions = GlobalOptions &
  * closes the log. A second signal stops at once (the next start recovers).
  */
 export function registerServe(cli: CAC, context: CliContext): void {
-  withProviderOptions(
-    cli
-      .command('serve', 'Serve the HTTP API and the live web timeline')
-      .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
-      .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
-      .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
-      .option('--token <token>', 'the API token (or FACTUM_TOKEN); made and printed on first start if absent')
-      .option('--allow-shell', 'also offer turns a shell tool (commands run in the workspace)'),
+  withOtlpOption(
+    withProviderOptions(
+      cli
+        .command('serve', 'Serve the HTTP API and the live web timeline')
+        .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
+        .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
+        .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
+        .option(
+          '--token <token>',
+          'the API token (or FACTUM_TOKEN); made and printed on first start if absent',
+        )
+        .option('--allow-shell', 'also offer turns a shell tool (commands run in the workspace)'),
+    ),
   )
     .example('factum serve --port 0 --base-url http://localhost:11434/v1 --model qwen3')
     .action((options: ServeOptions) => serve(options, context));
@@ -49,9 +57,11 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const c = terminal.colors;
   const dataDir = dataDirOf(options, context);
   const port = portOf(options.port);
+  const hostname = options.host === undefined ? '127.0.0.1' : String(options.host);
   const opened = ServerToken.open({ dataDir, ...tokenOption(options, context) });
   const provider = providerOrNotice(options, dataDir, context);
   const workspace = await Workspace.open(context.cwd);
+  const tracing = await tracingFrom(options, context.env);
   const target: RuntimeTarget =
     options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };
   // A shared PostgreSQL log may hold other hosts' live runs: recovering them at start
@@ -61,15 +71,22 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     claim: options.postgres === undefined,
     ...(options.postgres === undefined ? {} : { engine: { recoverOnStart: false } }),
   });
+  // Each run this server starts is exported as a trace once it has ended.
+  const registry = new InvocationRegistry(
+    tracing === undefined
+      ? {}
+      : { onEnded: (invocation) => tracing.exportInvocation(runtime.log, invocation) },
+  );
   const server = await startServer({
     runtime,
+    registry,
     token: opened.token,
     provider,
     tools: () => builtinCatalog({ workspace, allowShell: options.allowShell === true }),
     cwd: workspace.root,
     instructions: instructionsFor(workspace),
     port,
-    hostname: options.host === undefined ? '127.0.0.1' : String(options.host),
+    hostname,
     logger: { error: (line) => terminal.error(`${c.red('error:')} ${line}`) },
   }).catch(async (error: unknown) => {
     await runtime.close();
@@ -79,11 +96,27 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   terminal.line(`${c.bold('factum serve')} ${c.dim(`· log ${runtime.description}`)}`);
   terminal.line(`${c.dim('API      ')} ${server.url}/api`);
   terminal.line(`${c.dim('timeline ')} ${server.url}/`);
+  const tokenFile = join(dataDir, TOKEN_FILE);
   if (opened.created !== undefined) {
+    // The token rides in the fragment, which browsers never send: no server or proxy logs it.
+    terminal.line(`${c.dim('login    ')} ${c.bold(`${server.url}/#token=${opened.created}`)}`);
     terminal.line(`${c.dim('token    ')} ${c.bold(opened.created)}`);
     terminal.line(
       c.dim(
-        `  shown once: only its SHA-256 is kept, in ${join(dataDir, TOKEN_FILE)}. Send it as "Authorization: Bearer <token>".`,
+        `  shown once: only its SHA-256 is kept, in ${tokenFile}. Send it as "Authorization: Bearer <token>".`,
+      ),
+    );
+  } else {
+    terminal.line(
+      `${c.dim('token    ')} ${c.dim(`the one printed at first start (only its SHA-256 is kept, in ${tokenFile}); open ${server.url}/#token=<token> to sign in, or delete that file and restart for a new one`)}`,
+    );
+  }
+  if (!isLoopback(hostname)) {
+    terminal.error(
+      c.yellow(
+        c.bold(
+          `WARNING: listening on ${hostname}, reachable from other machines. Anyone with the token can run the model and tools in ${workspace.root}, and the traffic is not encrypted: put TLS in front, or serve on 127.0.0.1.`,
+        ),
       ),
     );
   }
@@ -95,7 +128,12 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   terminal.line(c.dim(`${stop}: closing the server…`));
   await server.close();
   server.registry.cancelAll();
-  const drained = runtime.close().then(() => 'drained' as const);
+  const drained = (async () => {
+    await server.registry.drained();
+    await tracing?.shutdown().catch(() => undefined);
+    await runtime.close();
+    return 'drained' as const;
+  })();
   const forced = nextSignal(context).then(() => 'forced' as const);
   if ((await Promise.race([drained, forced])) === 'forced') {
     terminal.error(c.yellow('stopped before runs drained; the next start recovers them'));
@@ -103,6 +141,12 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   }
   terminal.line(c.dim('runs drained, log closed'));
   return 0;
+}
+
+/** Whether `host` only accepts connections from this machine. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
 }
 
 function portOf(value: string | number | undefined): number {

@@ -1,18 +1,35 @@
+import { factNeedsResult, type JsonValue } from '@factum/agent-facts';
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
 import { renderTimeline } from '../terminal/render-timeline.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { findInvocation, indexInvocations } from './invocation-index.js';
+import { ShowOutputSchema } from './json-output-schemas.js';
+import { statusName } from './log.js';
+import { printJson } from './print-json.js';
 
-type ShowOptions = GlobalOptions & { readonly session?: string };
+type ShowOptions = GlobalOptions & {
+  readonly session?: string;
+  readonly full?: boolean;
+  readonly json?: boolean;
+};
 
 const bounds = { maxEvents: 100_000, maxBytes: 256 * 1024 * 1024 };
 
-/** `factum show <invocation-id>`: one invocation's facts as a readable timeline. */
+/**
+ * `factum show <invocation-id>`: one invocation's facts as a readable timeline, with
+ * the model's text and reasoning and each tool's result (an excerpt; `--full` for all),
+ * or as one JSON document with `--json`.
+ */
 export function registerShow(cli: CAC, context: CliContext): void {
   cli
-    .command('show <invocation-id>', 'Show one invocation as a timeline: each T1 joined to its T2')
+    .command(
+      'show <invocation-id>',
+      'Show one invocation as a timeline: each T1 joined to its T2, with results',
+    )
     .option('--session <id>', 'the session the invocation is in (faster on a large log)')
+    .option('--full', 'print tool results, text and reasoning whole (default: an excerpt of each)')
+    .option('--json', 'print one JSON document (ShowOutputSchema, see the README) with every fact and result')
     .action(async (id: string, options: ShowOptions) => {
       const { terminal } = context;
       const c = terminal.colors;
@@ -21,16 +38,31 @@ export function registerShow(cli: CAC, context: CliContext): void {
         runtime.log,
         options.session === undefined ? {} : { sessionId: String(options.session) },
       );
-      const { invocation } = findInvocation(index, String(id));
+      const summary = findInvocation(index, String(id));
+      const { invocation } = summary;
       const events = await runtime.log.invocationEvents(invocation, bounds);
+      const readResult = async (eventId: string) =>
+        (await runtime.log.resolveToolResult(invocation.sessionId, eventId)).json();
+      if (options.json) {
+        printJson(terminal, ShowOutputSchema, {
+          invocation,
+          status: statusName(summary),
+          events: await Promise.all(
+            events.map(async ({ sequence, event }) => ({
+              sequence,
+              eventId: event.id,
+              timestamp: event.timestamp,
+              fact: event.fact,
+              ...(factNeedsResult(event.fact) ? { result: (await readResult(event.id)) as JsonValue } : {}),
+            })),
+          ),
+        });
+        return 0;
+      }
       terminal.line(
         `${c.bold(invocation.invocationId)} ${c.dim(`session ${invocation.sessionId} · turn ${invocation.turnId} · run ${invocation.runId}`)}`,
       );
-      const lines = await renderTimeline(events, {
-        colors: c,
-        readResult: async (eventId) =>
-          (await runtime.log.resolveToolResult(invocation.sessionId, eventId)).json(),
-      });
+      const lines = await renderTimeline(events, { colors: c, readResult, full: options.full === true });
       for (const line of lines) terminal.line(line);
       return 0;
     });

@@ -1,3 +1,4 @@
+import { FactumError } from '@factum/agent-facts';
 import { Hono } from 'hono';
 import { readParam } from './read-request.js';
 import { IdSchema } from './request-schemas.js';
@@ -14,6 +15,7 @@ const RECOVERY_BOUNDS = { maxEvents: 100_000, maxBytes: 64 * 1024 * 1024 };
  * `GET /sessions` lists sessions with their status, `GET /sessions/:session` one
  * session's invocations, and `GET /invocations/:id/recovery` what recovery knows of
  * one invocation: operations left uncertain and calls never dispatched.
+ * `GET /sessions/:session/results/:event` returns the result a settlement stored.
  */
 export function sessionRoutes(context: RouteContext): Hono {
   const app = new Hono();
@@ -50,6 +52,21 @@ export function sessionRoutes(context: RouteContext): Hono {
         live: context.registry.get(summary.invocation.invocationId) !== undefined,
       })),
     });
+  });
+
+  // A stored tool result, for viewers that expand a settlement in place. Results are
+  // keyed by session, so a result id from another session is not found here.
+  app.get('/sessions/:session/results/:event', async (c) => {
+    const sessionId = readParam(c, 'session', IdSchema);
+    const eventId = readParam(c, 'event', IdSchema);
+    try {
+      const result = await context.runtime.log.resolveToolResult(sessionId, eventId);
+      return c.json({ eventId, result: result.json() });
+    } catch (error) {
+      if (FactumError.isInstance(error) && error.code === 'result_missing')
+        throw new ServerError('not_found', error.message, { cause: error });
+      throw error;
+    }
   });
 
   app.get('/invocations/:id/recovery', async (c) => {

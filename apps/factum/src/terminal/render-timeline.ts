@@ -1,6 +1,7 @@
 import { type Fact, type FactOf, rejectionSentence } from '@factum/agent-facts';
 import type { StoredEvent } from '@factum/event-log';
 import { describeCall, describeResult, oneLine, plural } from './describe-call.js';
+import { excerpt, textOf } from './excerpt.js';
 import type { Colors } from './terminal.js';
 
 /** Reads a stored tool result (a settlement's or a reconciliation's). */
@@ -16,8 +17,12 @@ type Dispatch = { readonly fact: FactOf<'tool_dispatched'>; readonly depth: numb
  */
 export async function renderTimeline(
   events: readonly StoredEvent[],
-  options: { readonly colors: Colors; readonly readResult: ResultReader },
+  options: { readonly colors: Colors; readonly readResult: ResultReader; readonly full?: boolean },
 ): Promise<string[]> {
+  const full = options.full === true;
+  // Under an entry, aligned past the `#  12 kind     ` columns.
+  const under = (text: string, dim = false) =>
+    excerpt(text, { full, indent: '               │ ' }).map((line) => (dim ? c.dim(line) : line));
   const c = options.colors;
   const settled = new Map<string, StoredEvent>();
   const reconciled = new Map<string, StoredEvent>();
@@ -56,12 +61,16 @@ export async function renderTimeline(
       case 'model_completed': {
         const text = fact.output.parts.flatMap((part) => (part.kind === 'text' ? [part.text] : [])).join('');
         const calls = fact.output.parts.filter((part) => part.kind === 'tool_call').length;
-        const said = text === '' ? '' : ` ${JSON.stringify(oneLine(text, 64))}`;
         const streamed = observed === 0 ? '' : `, ${plural(observed, 'streamed piece')}`;
         observed = 0;
+        const reasoning = fact.output.parts
+          .flatMap((part) => (part.kind === 'reasoning' ? [part.text] : []))
+          .join('');
         lines.push(
-          `${at(sequence)} model    ${fact.stepId} completed${said}${calls > 0 ? ` + ${plural(calls, 'tool call')}` : ''} ${c.dim(`(${fact.output.finishReason}, ${fact.output.usage.totalTokens} tokens${streamed})`)}`,
+          `${at(sequence)} model    ${fact.stepId} completed${calls > 0 ? ` + ${plural(calls, 'tool call')}` : ''} ${c.dim(`(${fact.output.finishReason}, ${fact.output.usage.totalTokens} tokens${streamed})`)}`,
         );
+        if (reasoning !== '') lines.push(c.dim('               reasoning:'), ...under(reasoning, true));
+        if (text !== '') lines.push(...under(text));
         break;
       }
       case 'tool_dispatched': {
@@ -88,11 +97,13 @@ export async function renderTimeline(
         }
         const outcome = end.event.fact.outcome;
         const took = Math.max(0, Date.parse(end.event.timestamp) - Date.parse(event.timestamp));
+        const value = outcome.kind === 'succeeded' ? await options.readResult(end.event.id) : undefined;
         const result =
           outcome.kind === 'succeeded'
-            ? `${c.green('succeeded')} ${describeResult(fact.call.name, await options.readResult(end.event.id))}`
+            ? `${c.green('succeeded')} ${describeResult(fact.call.name, value)}`
             : `${c.red(`failed {${outcome.error.code}}`)} ${outcome.error.message}`;
         lines.push(`${t1} ${c.dim('→')} T2 #${end.sequence} ${result} ${c.dim(`· ${took} ms`)}`);
+        if (outcome.kind === 'succeeded') lines.push(...under(textOf(value), true));
         break;
       }
       case 'tool_settled':
@@ -115,13 +126,15 @@ export async function renderTimeline(
       case 'tool_reconciled': {
         const name = dispatches.get(fact.operationId)?.fact.call.name ?? fact.operationId;
         const decision = fact.decision;
+        const value = decision.kind === 'succeeded' ? await options.readResult(event.id) : undefined;
         const detail =
           decision.kind === 'succeeded'
-            ? `${c.green('succeeded')} ${describeResult(name, await options.readResult(event.id))}`
+            ? `${c.green('succeeded')} ${describeResult(name, value)}`
             : decision.kind === 'failed'
               ? `${c.red(`failed {${decision.error.code}}`)} ${decision.error.message}`
               : `${c.yellow('unknown')} ${decision.note}`;
         lines.push(`${at(sequence)} recover  ${name} reconciled by ${fact.policy}: ${detail}`);
+        if (decision.kind === 'succeeded') lines.push(...under(textOf(value), true));
         break;
       }
       case 'invocation_ended': {

@@ -88,6 +88,16 @@ export class RunView {
     });
   }
 
+  /**
+   * Prints a last line at once, on its own line: the spinner is cleared and streamed text
+   * ended first (for a second Ctrl-C, which exits right after).
+   */
+  lastWord(text: string): void {
+    clearInterval(this.#timer);
+    this.#pauseSpinner();
+    this.#options.terminal.line(`${this.#pad}${text}`);
+  }
+
   /** Stops following once the run has ended, after showing everything it recorded. */
   async finish(): Promise<void> {
     clearInterval(this.#timer);
@@ -192,8 +202,11 @@ export class RunView {
           const value = (
             await this.#options.log.resolveToolResult(event.invocation.sessionId, event.id)
           ).json();
+          // A call that stopped because the run was cancelled succeeded at stopping, not at its work.
+          const stopped =
+            typeof value === 'object' && value !== null && 'cancelled' in value && value.cancelled === true;
           this.#print(
-            `${c.green('✔')} ${call.label} ${c.dim('—')} ${describeResult(call.name, value)} ${took}`,
+            `${stopped ? c.yellow('■') : c.green('✔')} ${call.label} ${c.dim('—')} ${describeResult(call.name, value)} ${took}`,
             call.indent,
           );
         } else {

@@ -19,7 +19,7 @@ export const TIMELINE_PAGE = `<!doctype html>
 
 <section id="login" class="login hidden">
   <h1>Connect to this server</h1>
-  <p>Paste the token <code>factum serve</code> printed when it first started. It is kept in this tab only.</p>
+  <p>Open the login URL <code>factum serve</code> printed, or paste the token it printed when it first started. It is kept in this tab only.</p>
   <form id="login-form">
     <input id="token" type="password" autocomplete="off" placeholder="Server token" aria-label="Server token" required>
     <button class="primary" type="submit">Open</button>
@@ -41,10 +41,18 @@ export const TIMELINE_PAGE = `<!doctype html>
         <span><span class="badge warn">uncertain</span> dispatched, never settled</span>
         <span><span class="badge bad">rejected</span> did not run</span>
       </div>
+      <form id="new-form" class="new-form hidden" aria-label="New session">
+        <h2>New session</h2>
+        <label>Session id <input id="new-session-id" required maxlength="256" aria-label="Session id"></label>
+        <textarea id="new-message" required placeholder="First message" aria-label="First message"></textarea>
+        <div class="actions"><button class="primary" type="submit">Start session</button><button id="new-cancel" type="button">Cancel</button></div>
+        <div id="new-error" class="error-text" role="alert"></div>
+      </form>
       <form id="compose" class="compose hidden">
         <textarea id="message" placeholder="Message for a new turn in this session" aria-label="Message"></textarea>
-        <button class="primary" type="submit">Send</button>
+        <button id="send" class="primary" type="submit">Send</button>
       </form>
+      <div id="compose-reason" class="compose-reason hidden" role="status"></div>
       <div id="notice" class="notice" role="status"></div>
     </div>
     <div id="timeline" class="timeline"><div class="empty">Choose a session on the left.</div></div>

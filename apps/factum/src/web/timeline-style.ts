@@ -107,4 +107,12 @@ pre { margin: 6px 0 0; white-space: pre-wrap; word-break: break-word; }
 .row.ended.paused { background: var(--pause-bg); }
 .row.ended.completed { background: var(--ok-bg); }
 .json { color: #384057; max-height: 160px; overflow: auto; }
+.op .result { max-height: 420px; margin: 0; padding: 8px 10px; border-top: 1px solid var(--line); background: #fbfcfd; }
+button.link { border: 0; background: none; color: var(--accent); padding: 0 4px; font-size: 12.5px; }
+.compose-reason { margin-top: 8px; padding: 8px 10px; border-radius: 6px; background: var(--warn-bg); color: var(--warn); border: 1px solid var(--warn-line); font-size: 13px; }
+.new-form { display: grid; gap: 8px; margin-top: 10px; padding: 12px; border: 1px solid var(--line); border-radius: 8px; background: #fafbfc; max-width: 720px; }
+.new-form h2 { font-size: 14px; margin: 0; }
+.new-form label { display: flex; gap: 8px; align-items: center; font-size: 13px; color: var(--muted); }
+.new-form textarea { min-height: 70px; }
+.new-form .actions { display: flex; gap: 8px; }
 `;

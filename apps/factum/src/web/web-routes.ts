@@ -1,12 +1,7 @@
 import { Hono } from 'hono';
-import { TIMELINE_APP_SCRIPT } from './timeline-app-script.js';
-import { TIMELINE_MODEL_SCRIPT } from './timeline-model-script.js';
 import { TIMELINE_PAGE } from './timeline-page.js';
+import { timelineScript } from './timeline-script.js';
 import { TIMELINE_STYLE } from './timeline-style.js';
-import { TIMELINE_VIEW_SCRIPT } from './timeline-view-script.js';
-
-/** The timeline's script: model, view and app in one classic script, strict mode. */
-export const TIMELINE_SCRIPT = `'use strict';\n(function () {\n${TIMELINE_MODEL_SCRIPT}\n${TIMELINE_VIEW_SCRIPT}\n${TIMELINE_APP_SCRIPT}\n})();\n`;
 
 // Scripts and styles come only from this server; nothing inline, no framing.
 const CONTENT_SECURITY_POLICY = [
@@ -38,7 +33,7 @@ export function webRoutes(): Hono {
     c.body(TIMELINE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8' }),
   );
   app.get('/assets/timeline.js', (c) =>
-    c.body(TIMELINE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }),
+    c.body(timelineScript(), 200, { 'content-type': 'text/javascript; charset=utf-8' }),
   );
   return app;
 }

@@ -1,0 +1,96 @@
+import {
+  FactSchema,
+  InvocationInputSchema,
+  InvocationOutcomeSchema,
+  InvocationSchema,
+  JsonValueSchema,
+} from '@factum/agent-facts';
+import { z } from 'zod';
+
+/**
+ * The shapes `--json` prints, one JSON document on stdout per command. They are the
+ * contract for scripts: fields are added, never renamed or removed, within a major
+ * version. Every document is checked against its schema before it is printed.
+ */
+
+/** How an invocation stands in `factum log --json`: `unfinished` until it has an end. */
+export const InvocationStatusSchema = z.enum(['unfinished', 'completed', 'failed', 'cancelled', 'paused']);
+
+/** One invocation in `factum log --json`. */
+export const LogEntrySchema = z.object({
+  invocation: InvocationSchema,
+  openedSequence: z.number().int(),
+  openedAt: z.string(),
+  status: InvocationStatusSchema,
+  input: InvocationInputSchema,
+  /** How it ended, or null while unfinished. */
+  outcome: InvocationOutcomeSchema.nullable(),
+  steps: z.number().int(),
+  toolCalls: z.number().int(),
+  /** Operations dispatched and never settled nor closed by reconciliation. */
+  uncertainOperations: z.array(z.string()),
+});
+
+/** `factum log --json`: one page of invocations, oldest first, and where it sits. */
+export const LogOutputSchema = z.object({
+  invocations: z.array(LogEntrySchema),
+  total: z.number().int(),
+  page: z.number().int(),
+  limit: z.number().int(),
+});
+
+/** One fact in `factum show --json`, with the stored tool result it points at, if any. */
+export const ShowEventSchema = z.object({
+  sequence: z.number().int(),
+  eventId: z.string(),
+  timestamp: z.string(),
+  fact: FactSchema,
+  /** The full result of a successful `tool_settled` or `tool_reconciled`. */
+  result: JsonValueSchema.optional(),
+});
+
+/** `factum show --json`: one invocation and every fact of it, in sequence order. */
+export const ShowOutputSchema = z.object({
+  invocation: InvocationSchema,
+  status: InvocationStatusSchema,
+  events: z.array(ShowEventSchema),
+});
+
+/** An operation dispatched (T1) and never settled (T2). */
+export const UncertainOperationSchema = z.object({
+  invocation: InvocationSchema,
+  operationId: z.string(),
+  tool: z.string(),
+  input: JsonValueSchema,
+  /** How to resolve it, as a sentence (the tool's recovery policy). */
+  resolution: z.string(),
+});
+
+/** What `factum recover --apply` did to one uncertain operation. */
+export const ReconciledOperationSchema = z.object({
+  operationId: z.string(),
+  tool: z.string(),
+  /** `succeeded`, `failed`, `unknown`, `left_uncertain`, or `lost_race` (another reconciler decided). */
+  decision: z.string(),
+  reason: z.string(),
+  /** 1, or n for the nth recorded re-run of an idempotent tool. */
+  attempt: z.number().int().positive(),
+});
+
+/**
+ * `factum recover --json`: what is open (before `--apply` acted), what `--apply` did,
+ * and whether anything is still open afterwards — the same fact the exit code says
+ * (0 nothing open, 3 something left open).
+ */
+export const RecoverOutputSchema = z.object({
+  unfinished: z.array(InvocationSchema),
+  uncertain: z.array(UncertainOperationSchema),
+  applied: z
+    .object({ endedInvocations: z.number().int(), reconciled: z.array(ReconciledOperationSchema) })
+    .nullable(),
+  leftOpen: z.boolean(),
+});
+
+export type LogOutput = z.infer<typeof LogOutputSchema>;
+export type ShowOutput = z.infer<typeof ShowOutputSchema>;
+export type RecoverOutput = z.infer<typeof RecoverOutputSchema>;
