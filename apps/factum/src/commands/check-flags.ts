@@ -12,6 +12,7 @@ const TEXT_FLAGS = [
   'postgres',
   'otlp',
   'workspace',
+  'script',
 ];
 
 /** Flags whose value must be an http(s) URL. */
