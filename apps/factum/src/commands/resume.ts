@@ -1,6 +1,4 @@
 import type { CAC } from 'cac';
-import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
-import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
@@ -8,9 +6,9 @@ import { indexInvocations } from './invocation-index.js';
 import { exitCodeOf, runLive } from './live-run.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor, printSummary } from './run.js';
+import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 
-type ResumeOptions = GlobalOptions &
-  ProviderOptions & { readonly session?: string; readonly allowShell?: boolean };
+type ResumeOptions = GlobalOptions & ProviderOptions & ShellFlags & { readonly session?: string };
 
 /**
  * `factum resume <run-id>`: a continuation from where a run stands in the log, in the
@@ -18,14 +16,16 @@ type ResumeOptions = GlobalOptions &
  * operations of that history have unknown outcomes.
  */
 export function registerResume(cli: CAC, context: CliContext): void {
-  withProviderOptions(
-    cli
-      .command(
-        'resume <run-id>',
-        'Continue a run from its last recorded fact (refused while operations are uncertain)',
-      )
-      .option('--session <id>', 'the session of the run (found in the log when omitted)')
-      .option('--allow-shell', 'also offer the shell tool'),
+  withShellOptions(
+    withProviderOptions(
+      cli
+        .command(
+          'resume <run-id>',
+          'Continue a run from its last recorded fact (refused while operations are uncertain)',
+        )
+        .option('--session <id>', 'the session of the run (found in the log when omitted)')
+        .option('--allow-shell', 'also offer the shell tool (in a sandbox)'),
+    ),
   ).action(async (runId: string, options: ResumeOptions) => {
     const dataDir = dataDirOf(options, context);
     const provider = providerFrom(options, dataDir, context);
@@ -42,10 +42,11 @@ export function registerResume(cli: CAC, context: CliContext): void {
     const source = await runtime.log.runSource(last.invocation.sessionId, last.invocation.runId);
     if (source === undefined) throw new CliError('not_found', `run ${runId} has no recorded facts`);
     const cwd = last.configuration?.cwd ?? context.cwd;
-    const workspace = await Workspace.open(cwd);
+    const { workspace, catalog, processes } = await toolSetup(options, context, { dataDir, cwd });
     const invocation = newInvocation(last.invocation.sessionId);
     const outcome = await runLive({
       context,
+      processes,
       runtime,
       input: {
         invocation,
@@ -55,7 +56,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
         work: {
           kind: 'continuation',
           source: source.boundary,
-          tools: builtinCatalog({ workspace, allowShell: options.allowShell === true }),
+          tools: catalog(),
         },
       },
     });

@@ -1,18 +1,18 @@
 import type { InvocationConfiguration } from '@factum/agent-facts';
 import type { RunOutcome } from '@factum/engine';
 import type { CAC } from 'cac';
-import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
-import { Workspace } from '../builtin-tools/workspace.js';
+import type { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
+import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 
 type RunOptions = GlobalOptions &
-  ProviderOptions & {
+  ProviderOptions &
+  ShellFlags & {
     readonly session?: string;
     readonly codeMode?: boolean;
-    readonly allowShell?: boolean;
   };
 
 /** The system prompt of a CLI run: where the agent is and what its tools may touch. */
@@ -26,18 +26,23 @@ export function instructionsFor(workspace: Workspace): string {
 
 /** `factum run "<message>"`: one message run with the built-in tools, shown live. */
 export function registerRun(cli: CAC, context: CliContext): void {
-  withProviderOptions(
-    cli
-      .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
-      .option('--session <id>', 'continue this session (a new message run in it)')
-      .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
-      .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)'),
+  withShellOptions(
+    withProviderOptions(
+      cli
+        .command('run <message>', 'Run one message against an OpenAI-compatible model, with workspace tools')
+        .option('--session <id>', 'continue this session (a new message run in it)')
+        .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
+        .option(
+          '--allow-shell',
+          'also offer a shell tool (commands run in a sandbox in the workspace, bounded in time)',
+        ),
+    ),
   )
     .example('factum run "summarise README.md" --base-url http://localhost:11434/v1 --model qwen3')
     .action(async (message: string, options: RunOptions) => {
       const dataDir = dataDirOf(options, context);
       const provider = providerFrom(options, dataDir, context);
-      const workspace = await Workspace.open(context.cwd);
+      const { workspace, catalog, processes } = await toolSetup(options, context, { dataDir });
       await using runtime = await FactumRuntime.open({ target: { dataDir } });
       const invocation = newInvocation(options.session === undefined ? undefined : String(options.session));
       const configuration: InvocationConfiguration = {
@@ -46,6 +51,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
       };
       const outcome = await runLive({
         context,
+        processes,
         runtime,
         input: {
           invocation,
@@ -55,7 +61,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
           work: {
             kind: 'message',
             message: String(message),
-            tools: builtinCatalog({ workspace, allowShell: options.allowShell === true }),
+            tools: catalog(),
           },
         },
       });
