@@ -3,6 +3,7 @@ import type { RunInput, RunOutcome } from '@factum/engine';
 import type { CommandProcesses } from '../builtin-tools/command-processes.js';
 import type { FactumRuntime } from '../factum-runtime.js';
 import { RunView } from '../terminal/run-view.js';
+import { shownText } from '../terminal/terminal-text.js';
 import type { CliContext } from './cli-context.js';
 
 /** Exit code of a run cancelled by Ctrl-C, as shells expect (128 + SIGINT). */
@@ -92,17 +93,17 @@ export function exitCodeOf(outcome: InvocationOutcome): number {
   }
 }
 
-/** One line saying how an invocation ended. */
+/** One line saying how an invocation ended, safe to print. */
 export function describeOutcome(outcome: InvocationOutcome): string {
   switch (outcome.kind) {
     case 'completed':
       return 'completed';
     case 'failed':
-      return `failed {${outcome.error.code}}: ${outcome.error.message}`;
+      return shownText(`failed {${outcome.error.code}}: ${outcome.error.message}`);
     case 'cancelled':
-      return `cancelled {${outcome.source}}`;
+      return shownText(`cancelled {${outcome.source}}`);
     case 'handoff_paused':
-      return `paused for a handoff to run ${outcome.pause.intent.successorRunId}`;
+      return shownText(`paused for a handoff to run ${outcome.pause.intent.successorRunId}`);
     default:
       return outcome satisfies never;
   }

@@ -1,6 +1,7 @@
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
 import { describeCall, plural } from '../terminal/describe-call.js';
+import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
 import { catalogFor, reconcileInvocation, resolutionOf } from './recovery-plan.js';
@@ -36,7 +37,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
         terminal.line(c.bold(`Unfinished invocations (${unfinished.length}): no invocation_ended`));
         for (const summary of unfinished) {
           terminal.line(
-            `  ${c.yellow('⚠')} ${summary.invocation.invocationId} ${c.dim(`session ${summary.invocation.sessionId} · run ${summary.invocation.runId}`)}`,
+            `  ${c.yellow('⚠')} ${shownText(summary.invocation.invocationId)} ${c.dim(shownText(`session ${summary.invocation.sessionId} · run ${summary.invocation.runId}`))}`,
           );
           terminal.line(c.dim('      if no process is running it: --apply ends it failed {interrupted}'));
         }
@@ -63,7 +64,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
           if (!closed) left += 1;
           const mark = closed ? c.green('✔') : c.yellow('⚠');
           terminal.line(
-            `${mark} ${outcome.name} ${c.dim(outcome.operationId)}: ${c.bold(outcome.decision)} ${c.dim(`(${outcome.reason})`)}`,
+            `${mark} ${shownText(outcome.name)} ${c.dim(shownText(outcome.operationId))}: ${c.bold(outcome.decision)} ${c.dim(shownText(`(${outcome.reason})`))}`,
           );
         }
       }
@@ -82,8 +83,8 @@ async function listUncertain(summary: InvocationSummary, context: CliContext): P
   const catalog = await catalogFor(summary);
   for (const [operationId, call] of summary.open) {
     terminal.line(
-      `  ${c.yellow('⚠')} ${describeCall(call.name, call.input)} ${c.dim(`${operationId} · ${summary.invocation.invocationId}`)}`,
+      `  ${c.yellow('⚠')} ${describeCall(call.name, call.input)} ${c.dim(shownText(`${operationId} · ${summary.invocation.invocationId}`))}`,
     );
-    terminal.line(c.dim(`      ${resolutionOf(call, catalog)}`));
+    terminal.line(c.dim(`      ${shownText(resolutionOf(call, catalog))}`));
   }
 }

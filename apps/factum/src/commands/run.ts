@@ -3,6 +3,7 @@ import type { RunOutcome } from '@factum/engine';
 import type { CAC } from 'cac';
 import type { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
@@ -74,7 +75,12 @@ export function registerRun(cli: CAC, context: CliContext): void {
 export function printSummary(context: CliContext, result: RunOutcome): void {
   const { terminal } = context;
   const c = terminal.colors;
-  const { outcome, invocation } = result;
+  const { outcome } = result;
+  const [sessionId, runId, invocationId] = [
+    result.invocation.sessionId,
+    result.invocation.runId,
+    result.invocation.invocationId,
+  ].map(shownText);
   const status =
     outcome.kind === 'completed'
       ? c.green(describeOutcome(outcome))
@@ -85,7 +91,7 @@ export function printSummary(context: CliContext, result: RunOutcome): void {
   terminal.line(
     `${status} ${c.dim(`· ${result.steps} model step${result.steps === 1 ? '' : 's'} · ${result.usage.totalTokens} tokens`)}`,
   );
-  terminal.line(`${c.dim('session')} ${c.bold(invocation.sessionId)} ${c.dim('· run')} ${invocation.runId}`);
-  terminal.line(c.dim(`continue: factum run --session ${invocation.sessionId} "<message>"`));
-  terminal.line(c.dim(`timeline: factum show ${invocation.invocationId}`));
+  terminal.line(`${c.dim('session')} ${c.bold(sessionId!)} ${c.dim('· run')} ${runId}`);
+  terminal.line(c.dim(`continue: factum run --session ${sessionId} "<message>"`));
+  terminal.line(c.dim(`timeline: factum show ${invocationId}`));
 }

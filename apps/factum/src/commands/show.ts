@@ -1,6 +1,7 @@
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
 import { renderTimeline } from '../terminal/render-timeline.js';
+import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { findInvocation, indexInvocations } from './invocation-index.js';
 
@@ -24,7 +25,7 @@ export function registerShow(cli: CAC, context: CliContext): void {
       const { invocation } = findInvocation(index, String(id));
       const events = await runtime.log.invocationEvents(invocation, bounds);
       terminal.line(
-        `${c.bold(invocation.invocationId)} ${c.dim(`session ${invocation.sessionId} · turn ${invocation.turnId} · run ${invocation.runId}`)}`,
+        `${c.bold(shownText(invocation.invocationId))} ${c.dim(shownText(`session ${invocation.sessionId} · turn ${invocation.turnId} · run ${invocation.runId}`))}`,
       );
       const lines = await renderTimeline(events, {
         colors: c,

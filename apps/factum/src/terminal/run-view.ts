@@ -3,6 +3,7 @@ import type { RunObserver } from '@factum/engine';
 import type { EventLog, StoredEvent } from '@factum/event-log';
 import { cellSource, describeCall, describeResult } from './describe-call.js';
 import type { Spinner, Terminal } from './terminal.js';
+import { shownStream, shownText } from './terminal-text.js';
 
 /** Options of a run view. */
 export type RunViewOptions = {
@@ -124,7 +125,7 @@ export class RunView {
         terminal.write(this.#pad + (this.#options.textLabel ? `${this.#options.textLabel} ` : ''));
         this.#inText = true;
       }
-      const indented = text.replaceAll('\n', `\n${this.#pad}`);
+      const indented = shownStream(text).replaceAll('\n', `\n${this.#pad}`);
       terminal.write(observation.kind === 'reasoning_delta' ? c.dim(indented) : indented);
     });
   }
@@ -168,7 +169,7 @@ export class RunView {
       }
       case 'tool_notified': {
         const call = this.#live.get(fact.operationId);
-        this.#print(`${c.dim('·')} ${c.dim(fact.message)}`, (call?.indent ?? 0) + 2);
+        this.#print(`${c.dim('·')} ${c.dim(shownText(fact.message))}`, (call?.indent ?? 0) + 2);
         return;
       }
       case 'tool_settled': {
@@ -186,7 +187,7 @@ export class RunView {
           );
         } else {
           this.#print(
-            `${c.red('✖')} ${call.label} ${c.dim('—')} ${c.red(fact.outcome.error.message)} ${took}`,
+            `${c.red('✖')} ${call.label} ${c.dim('—')} ${c.red(shownText(fact.outcome.error.message))} ${took}`,
             call.indent,
           );
         }
@@ -194,7 +195,10 @@ export class RunView {
       }
       case 'tool_rejected': {
         const label = describeCall(fact.name, fact.input);
-        this.#print(`${c.yellow('⊘')} ${label} ${c.dim('—')} ${c.yellow(rejectionSentence(fact.reason))}`, 0);
+        this.#print(
+          `${c.yellow('⊘')} ${label} ${c.dim('—')} ${c.yellow(shownText(rejectionSentence(fact.reason)))}`,
+          0,
+        );
         return;
       }
       default:
