@@ -130,7 +130,16 @@ export class ConfinedOpener {
           hops += 1;
           if (hops > MAX_LINK_HOPS)
             throw new WorkspaceError('too_many_links', `${display}: too many symbolic links`);
-          const target = await readlink(at);
+          const target = await readlink(at).catch((error: unknown) => {
+            // It was a link a moment ago and is not now: the entry is being swapped.
+            throw new WorkspaceError(
+              'changed_during_open',
+              `${display} changed while it was opened: nothing was used`,
+              {
+                cause: error,
+              },
+            );
+          });
           if (isAbsolute(target)) {
             if (!this.contains(target)) throw this.outside(display, true);
             while (stack.length > 1) await stack.pop()!.close();
