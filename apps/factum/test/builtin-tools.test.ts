@@ -170,4 +170,14 @@ describe('the shell tool', () => {
     await expect(running).resolves.toMatchObject({ cancelled: true, signal: 'SIGTERM' });
     expect(Date.now() - started).toBeLessThan(5_000);
   });
+
+  it('bounds output of control characters by its JSON size, so the command’s result is still recorded', async () => {
+    const result = await invoke(
+      'shell',
+      { command: "head -c 65536 /dev/zero | tr '\\0' '\\1'" },
+      { allowShell: true },
+    );
+    expect(result).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('[truncated:') });
+    expect(JSON.stringify(result).length).toBeLessThan(300 * 1024);
+  });
 });

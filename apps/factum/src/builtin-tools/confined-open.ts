@@ -151,8 +151,9 @@ export class ConfinedOpener {
         }
         if (last) return await this.#verified(opened, request);
         stack.push(opened);
-        // A directory on the way is checked too: nothing is created inside a protected one.
-        await this.#check(opened, display);
+        // Before a write, a directory on the way is checked too: nothing is created inside a protected one.
+        // A read uses only the final descriptor, which is checked.
+        if (request.write === true) await this.#check(opened, display);
       }
     } finally {
       for (const handle of stack) await handle.close().catch(() => {});

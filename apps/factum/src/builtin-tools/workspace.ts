@@ -30,6 +30,7 @@ export class Workspace {
   readonly root: string;
   readonly #opener: ConfinedOpener;
   readonly #protect: readonly string[];
+  readonly #identities = new Map<string, { real: string; stats: Stats }>();
 
   private constructor(root: string, protect: readonly string[]) {
     this.root = root;
@@ -102,20 +103,30 @@ export class Workspace {
   /** Whether an entry is (or is inside, or is another name of a file in) Factum's protected state. */
   async isProtected(entry: { readonly real: string; readonly stats: Stats }): Promise<boolean> {
     for (const path of this.#protect) {
-      const real = await realpath(path).catch(() => path);
-      if (within(real, entry.real) || within(path, entry.real)) return true;
-      const info = await stat(real).catch(() => undefined);
-      if (info === undefined) continue;
-      if (sameEntry(info, entry.stats)) return true;
+      const known = await this.#identity(path);
+      if (within(path, entry.real) || (known !== undefined && within(known.real, entry.real))) return true;
+      if (known === undefined) continue;
+      if (sameEntry(known.stats, entry.stats)) return true;
       // A hard link elsewhere to a file of the data directory is the same file.
-      if (entry.stats.isFile() && entry.stats.nlink > 1 && info.isDirectory()) {
-        for (const name of await readdir(real).catch(() => [])) {
-          const file = await lstat(join(real, name)).catch(() => undefined);
+      if (entry.stats.isFile() && entry.stats.nlink > 1 && known.stats.isDirectory()) {
+        for (const name of await readdir(known.real).catch(() => [])) {
+          const file = await lstat(join(known.real, name)).catch(() => undefined);
           if (file !== undefined && sameEntry(file, entry.stats)) return true;
         }
       }
     }
     return false;
+  }
+
+  /** A protected path's real path and identity, once it exists (kept: Factum's state does not move). */
+  async #identity(path: string): Promise<{ real: string; stats: Stats } | undefined> {
+    const cached = this.#identities.get(path);
+    if (cached !== undefined) return cached;
+    const real = await realpath(path).catch(() => undefined);
+    const stats = real === undefined ? undefined : await stat(real).catch(() => undefined);
+    if (real === undefined || stats === undefined) return undefined;
+    this.#identities.set(path, { real, stats });
+    return { real, stats };
   }
 
   async #guard(entry: { readonly real: string; readonly stats: Stats }, display: string): Promise<void> {
