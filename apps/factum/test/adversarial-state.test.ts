@@ -1,6 +1,7 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
+import { EventLog } from '@factum/event-log';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import { factsIn, runCli, temporaryDirectory } from './cli-harness.ts';
@@ -157,9 +158,14 @@ describe('Factum’s state is out of the model’s reach', () => {
     ).toBe(0);
     const dataDir = join(dir.workspace, '.factum');
     expect(statSync(dataDir).mode & 0o777).toBe(0o700);
-    for (const file of ['events.sqlite', 'events.sqlite-wal', 'events.sqlite-shm']) {
-      if (existsSync(join(dataDir, file)))
+    // While a log is open its WAL and SHM exist; SQLite gives them the log file's mode.
+    const log = await EventLog.open(join(dataDir, 'events.sqlite'));
+    try {
+      for (const file of ['events.sqlite', 'events.sqlite-wal', 'events.sqlite-shm']) {
         expect(statSync(join(dataDir, file)).mode & 0o777, file).toBe(0o600);
+      }
+    } finally {
+      await log.close();
     }
     expect(readFileSync(join(dir.workspace, '.gitignore'), 'utf8')).toContain('/.factum/');
     const facts = await factsIn(dataDir);
