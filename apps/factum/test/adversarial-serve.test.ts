@@ -89,5 +89,5 @@ describe('factum serve and its configuration', () => {
       evil.close();
       rmSync(root, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, 60_000);
 });

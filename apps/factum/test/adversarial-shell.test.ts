@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { startScriptedProvider } from '@factum/model/testing';
@@ -93,7 +93,7 @@ describe.skipIf(!sandboxed)('the shell runs in a sandbox', () => {
       }
     }
     expect(provider.recorded[0]!.headers.authorization).toBe(`Bearer ${SENTINELS.flag}`);
-  }, 60_000);
+  }, 120_000);
 
   it('cannot write outside the workspace, and cannot reach a loopback server outside the sandbox', async () => {
     using dir = temporaryDirectory();
@@ -107,6 +107,8 @@ describe.skipIf(!sandboxed)('the shell runs in a sandbox', () => {
     const port = await listen(server);
     const probe = `node -e "require('net').connect(${port},'127.0.0.1').on('connect',()=>{console.log('CONNECTED');process.exit(0)}).on('error',(e)=>{console.log('REFUSED',e.code);process.exit(0)})"`;
     const outside = join(dir.path, 'outside.txt');
+    // Unique, and removed afterwards: if the sandbox ever failed, the test must not leave files in /etc.
+    const system = `/etc/factum-escape-${process.pid}-${Date.now()}`;
     provider.script(
       {
         toolCalls: [
@@ -114,7 +116,7 @@ describe.skipIf(!sandboxed)('the shell runs in a sandbox', () => {
             id: 'write-out',
             name: 'shell',
             arguments: {
-              command: `echo pwned > ${outside}; echo pwned > /etc/factum-pwned; echo inside > inside.txt`,
+              command: `echo pwned > ${outside}; echo pwned > ${system}; echo inside > inside.txt`,
             },
           },
           { id: 'net', name: 'shell', arguments: { command: probe } },
@@ -131,7 +133,7 @@ describe.skipIf(!sandboxed)('the shell runs in a sandbox', () => {
       );
       expect(denied.code).toBe(0);
       expect(existsSync(outside)).toBe(false);
-      expect(existsSync('/etc/factum-pwned')).toBe(false);
+      expect(existsSync(system)).toBe(false);
       expect(readFileSync(join(dir.workspace, 'inside.txt'), 'utf8')).toBe('inside\n');
       const results = await shellResults(dir.dataDir);
       expect(results.get('net')!.stdout).toContain('REFUSED');
@@ -155,8 +157,9 @@ describe.skipIf(!sandboxed)('the shell runs in a sandbox', () => {
       expect(connections).toEqual(['connected']);
     } finally {
       server.close();
+      rmSync(system, { force: true });
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('the shell’s processes end with the run', () => {
@@ -174,7 +177,7 @@ describe('the shell’s processes end with the run', () => {
       const cli = startCli(['run', 'go', mode, '--dir', dir.dataDir, ...providerArgs(provider.baseUrl)], {
         cwd: dir.workspace,
       });
-      await eventually(() => existsSync(join(dir.workspace, 'started.txt')));
+      await eventually(() => existsSync(join(dir.workspace, 'started.txt')), 60_000);
       cli.child.kill('SIGINT');
       await eventually(() => cli.output.stdout.includes('cancelling'));
       cli.child.kill('SIGINT');
@@ -189,7 +192,7 @@ describe('the shell’s processes end with the run', () => {
       expect(settled).toMatchObject({ killed: true });
       const facts = (await factsIn(dir.dataDir)).map(({ fact }) => fact);
       expect(facts.at(-1)).toMatchObject({ kind: 'invocation_ended', outcome: { kind: 'cancelled' } });
-    }, 30_000);
+    }, 120_000);
   }
 
   it('a timeout kills the whole group, background children included, and says so', async () => {
@@ -208,7 +211,7 @@ describe('the shell’s processes end with the run', () => {
     expect((await shellResults(dir.dataDir)).get('slow')).toMatchObject({ timedOut: true, killed: true });
     await new Promise((resolve) => setTimeout(resolve, 3_500));
     expect(existsSync(join(dir.workspace, 'late.txt'))).toBe(false);
-  }, 30_000);
+  }, 120_000);
 
   it('is not offered where no sandbox can be made, unless --unsandboxed-shell says so', async () => {
     using dir = temporaryDirectory();
@@ -242,5 +245,5 @@ describe('the shell’s processes end with the run', () => {
     );
     expect(explicit.code).toBe(0);
     expect(existsSync(join(dir.workspace, 'ran.txt'))).toBe(true);
-  }, 60_000);
+  }, 120_000);
 });

@@ -101,7 +101,7 @@ describe('Factum’s state is out of the model’s reach', () => {
     expect(JSON.parse(answer('s-all'))).toMatchObject({ matches: [] });
     // The model reads why it was refused.
     expect(JSON.stringify(provider.requests[2])).toContain("is Factum's own state");
-  }, 60_000);
+  }, 120_000);
 
   it('a workspace file cannot choose where the key is sent, nor which variable is the key; the user’s own file can', async () => {
     using dir = temporaryDirectory();
@@ -146,7 +146,7 @@ describe('Factum’s state is out of the model’s reach', () => {
     expect(fine.code).toBe(0);
     expect(provider.requests[0]!.model).toBe('from-workspace');
     expect(provider.recorded[0]!.headers.authorization).toBe('Bearer sk-sentinel-key');
-  }, 60_000);
+  }, 120_000);
 
   it('the data directory is 0700 and its files 0600 (the log’s WAL and SHM too), and ignored by git', async () => {
     using dir = temporaryDirectory();
@@ -170,5 +170,5 @@ describe('Factum’s state is out of the model’s reach', () => {
     expect(readFileSync(join(dir.workspace, '.gitignore'), 'utf8')).toContain('/.factum/');
     const facts = await factsIn(dataDir);
     expect(facts.at(-1)?.fact.kind).toBe('invocation_ended');
-  }, 60_000);
+  }, 120_000);
 });

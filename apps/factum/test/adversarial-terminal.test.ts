@@ -63,13 +63,13 @@ describe('the terminal shows text, never commands', () => {
       toolCalls: [{ id: 's', name: 'shell', arguments: { command: `touch started; sleep 30 # ${TITLE}` } }],
     });
     const cli = startCli(['run', 'hang', '--unsandboxed-shell', ...args], { cwd: dir.workspace, env });
-    await eventually(() => existsSync(join(dir.workspace, 'started')));
+    await eventually(() => existsSync(join(dir.workspace, 'started')), 60_000);
     cli.child.kill('SIGKILL');
     await cli.exited;
     const recover = await runCli(['recover', '--dir', dir.dataDir], { cwd: dir.workspace, env });
     expectInert(recover.stdout, 'recover');
     expect(recover.stdout).toContain('shell $ touch started; sleep 30 #');
-  }, 90_000);
+  }, 150_000);
 
   it('one sanitiser: escape sequences removed, control characters escaped, SGR colours alone pass the terminal', () => {
     for (const hostile of HOSTILE) expectInert(shownText(`a${hostile}b`), JSON.stringify(hostile));
