@@ -30,7 +30,7 @@ export class Workspace {
   readonly root: string;
   readonly #opener: ConfinedOpener;
   readonly #protect: readonly string[];
-  readonly #identities = new Map<string, { real: string; stats: Stats }>();
+  readonly #identities = new Map<string, { real: string; stats: Stats } | undefined>();
 
   private constructor(root: string, protect: readonly string[]) {
     this.root = root;
@@ -118,15 +118,18 @@ export class Workspace {
     return false;
   }
 
-  /** A protected path's real path and identity, once it exists (kept: Factum's state does not move). */
+  /**
+   * A protected path's real path and identity, looked up once (Factum's state exists
+   * before a tool runs and does not move). A path absent then stays protected by name;
+   * only the identity comparison (hard links, bind mounts) needs it to exist.
+   */
   async #identity(path: string): Promise<{ real: string; stats: Stats } | undefined> {
-    const cached = this.#identities.get(path);
-    if (cached !== undefined) return cached;
+    if (this.#identities.has(path)) return this.#identities.get(path);
     const real = await realpath(path).catch(() => undefined);
     const stats = real === undefined ? undefined : await stat(real).catch(() => undefined);
-    if (real === undefined || stats === undefined) return undefined;
-    this.#identities.set(path, { real, stats });
-    return { real, stats };
+    const identity = real === undefined || stats === undefined ? undefined : { real, stats };
+    this.#identities.set(path, identity);
+    return identity;
   }
 
   async #guard(entry: { readonly real: string; readonly stats: Stats }, display: string): Promise<void> {
