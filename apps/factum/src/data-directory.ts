@@ -21,11 +21,12 @@ export const LOG_FILE = 'events.sqlite';
  * mode. When this creates the directory inside a git work tree, the directory is added
  * to the `.gitignore` beside it, so transcripts are never committed by accident.
  */
-export function prepareDataDirectory(dataDir: string): void {
+export function prepareDataDirectory(dataDir: string, options: { readonly log?: boolean } = {}): void {
   const existed = existsSync(dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
-  closeSync(openSync(join(dataDir, LOG_FILE), 'a', 0o600));
+  // Without a SQLite log (a server on PostgreSQL keeps only its token here) no log file is made.
+  if (options.log !== false) closeSync(openSync(join(dataDir, LOG_FILE), 'a', 0o600));
   for (const name of readdirSync(dataDir)) {
     const path = join(dataDir, name);
     const info = lstatSync(path);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { FactumError } from '@factum/agent-facts';
 import type { ProviderConfig } from '@factum/model';
 import type { CAC } from 'cac';
+import { prepareDataDirectory } from '../data-directory.js';
 import { FactumRuntime, type RuntimeTarget } from '../factum-runtime.js';
 import { ServerToken, TOKEN_FILE } from '../server/server-token.js';
 import { startServer } from '../server/start-server.js';
@@ -56,6 +57,8 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const c = terminal.colors;
   const dataDir = dataDirOf(options, context);
   const port = portOf(options.port);
+  // Private, and ignored by git, before the token is written into it.
+  prepareDataDirectory(dataDir, { log: options.postgres === undefined });
   const opened = ServerToken.open({ dataDir, ...tokenOption(options, context) });
   const provider = providerOrNotice(options, dataDir, context);
   const { workspace, catalog, processes } = await toolSetup(options, context, { dataDir });
