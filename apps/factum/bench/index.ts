@@ -42,3 +42,6 @@ report({
   baselineValue: bare,
   note: `median of ${runs} runs of \`factum --help\`: every command module loaded`,
 });
+
+// What the trust boundary costs (a checked read, a sandboxed command), in the same run.
+await import('./trust-boundary.ts');

@@ -5,6 +5,7 @@ import { CodeExecutor } from '@factum/code-runtime';
 import { Engine, type EngineOptions } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
+import { prepareDataDirectory } from './data-directory.js';
 import { HostClaim } from './host-claim.js';
 
 /** Where a runtime keeps its log: a SQLite file (default `.factum/events.sqlite`) or PostgreSQL. */
@@ -58,6 +59,7 @@ export class FactumRuntime implements AsyncDisposable {
     const dataDir = 'dataDir' in target ? target.dataDir : undefined;
     // A live server on this directory is running its invocations: recovery must not end them.
     const served = dataDir !== undefined && HostClaim.holder(dataDir) !== undefined;
+    if (dataDir !== undefined) prepareDataDirectory(dataDir);
     const log = await EventLog.open(path ?? { postgres: (target as { postgres: string }).postgres });
     const claim = options.claim && dataDir !== undefined ? HostClaim.take(dataDir) : undefined;
     const models = new ModelExecutor({ timeoutMs: options.modelTimeoutMs ?? 120_000 });

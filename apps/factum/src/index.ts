@@ -1,7 +1,11 @@
 export type { BuiltinToolOptions } from './builtin-tools/builtin-catalog.js';
 export { builtinCatalog, builtinTools } from './builtin-tools/builtin-catalog.js';
+export { CommandProcesses } from './builtin-tools/command-processes.js';
 export { reconcileWrite } from './builtin-tools/file-tools.js';
+export type { SandboxPolicy, ShellIsolation } from './builtin-tools/shell-sandbox.js';
+export { COMMAND_ENVIRONMENT, findSandbox } from './builtin-tools/shell-sandbox.js';
 export type { CommandResult } from './builtin-tools/shell-tool.js';
+export type { WorkspaceOptions } from './builtin-tools/workspace.js';
 export { Workspace } from './builtin-tools/workspace.js';
 export type { WorkspaceErrorCode } from './builtin-tools/workspace-error.js';
 export { WorkspaceError } from './builtin-tools/workspace-error.js';
@@ -21,6 +25,7 @@ export {
   UncertainOperationSchema,
 } from './commands/json-output-schemas.js';
 export { EXIT_LEFT_OPEN } from './commands/recover.js';
+export { resolveProvider, userConfigFile } from './provider-settings.js';
 export { createServer } from './server/create-server.js';
 export type { ErrorBody } from './server/error-response.js';
 export { InvocationRegistry } from './server/invocation-registry.js';

@@ -1,9 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { FactumError } from '@factum/agent-facts';
 import type { ProviderConfig, ProviderKind } from '@factum/model';
 import { z } from 'zod';
 
-/** Where provider settings come from, highest precedence first: flags, environment, config file. */
+/** Where provider settings come from, highest precedence first: flags, environment, config files. */
 export type ProviderFlags = {
   readonly baseUrl?: string;
   readonly model?: string;
@@ -11,14 +13,32 @@ export type ProviderFlags = {
   readonly kind?: ProviderKind;
 };
 
-const fileSchema = z.strictObject({
+const kindSchema = z.enum(['openai_chat_completions', 'openai_responses', 'anthropic_messages']);
+
+/** The user's own file, outside every workspace: it may say where keys go and which variable holds one. */
+const userFileSchema = z.strictObject({
   baseUrl: z.string().url().optional(),
   model: z.string().min(1).optional(),
-  kind: z.enum(['openai_chat_completions', 'openai_responses', 'anthropic_messages']).optional(),
+  kind: kindSchema.optional(),
   /** The name of an environment variable holding the key: the file never holds the key itself. */
-  apiKeyEnv: z.string().optional(),
-  /** MCP servers whose tools runs offer; parsed by the run command (commands/mcp-options.ts). */
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+    .optional(),
+  /**
+   * MCP servers whose tools runs offer; parsed by the run command (commands/mcp-options.ts).
+   * Only here: a server is a command Factum starts, which no workspace file may choose.
+   */
   mcpServers: z.array(z.unknown()).optional(),
+});
+
+/**
+ * The data directory's file: it may live in a workspace the model (or a cloned
+ * repository) can write, so it may choose the model, never where the key is sent.
+ */
+const dataDirFileSchema = z.strictObject({
+  model: z.string().min(1).optional(),
+  kind: kindSchema.optional(),
 });
 
 /** A setting is missing or malformed; the message says where to set it. */
@@ -29,45 +49,100 @@ export class ProviderSettingsError extends FactumError {
 }
 
 /**
- * Resolves the provider from flags, then `FACTUM_BASE_URL` / `FACTUM_MODEL` /
- * `FACTUM_API_KEY` (or `OPENAI_API_KEY`), then `.factum/config.json` in the data
- * directory. The key is read, never written anywhere.
+ * The user-level configuration file: `$XDG_CONFIG_HOME/factum/config.json`, else
+ * `~/.config/factum/config.json`. It is outside every workspace unless a workspace
+ * contains the home directory — and then the built-in tools and the shell's sandbox
+ * still keep it out of the model's reach.
+ */
+export function userConfigFile(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.config');
+  return join(base, 'factum', 'config.json');
+}
+
+/** The user-level file's settings (`{}` when it is absent); a malformed file is one line naming it. */
+export function userSettings(env: NodeJS.ProcessEnv = process.env): z.output<typeof userFileSchema> {
+  const where = userConfigFile(env);
+  return readSettings(where, userFileSchema, where) ?? {};
+}
+
+/**
+ * Resolves the provider: flags, then `FACTUM_BASE_URL` / `FACTUM_MODEL` /
+ * `FACTUM_API_KEY` (or the variable the user file's `apiKeyEnv` names, or
+ * `OPENAI_API_KEY`), then the user file, then `<dataDir>/config.json` (model and kind
+ * only). The base URL and the key's source come only from places the model cannot
+ * write; a data-directory file that names them is refused. The key is read, never
+ * written anywhere.
  */
 export function resolveProvider(
   flags: ProviderFlags,
-  options: { env?: NodeJS.ProcessEnv; configFile?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; configFile?: string; userConfigFile?: string } = {},
 ): ProviderConfig {
   const env = options.env ?? process.env;
-  let file: z.infer<typeof fileSchema> = {};
-  if (options.configFile !== undefined && existsSync(options.configFile)) {
-    const parsed = fileSchema.safeParse(JSON.parse(readFileSync(options.configFile, 'utf8')));
-    if (!parsed.success) {
-      throw new ProviderSettingsError(
-        `${options.configFile} is malformed: ${parsed.error.issues[0]?.message ?? ''}`,
-      );
-    }
-    file = parsed.data;
-  }
-  const baseUrl = flags.baseUrl ?? env.FACTUM_BASE_URL ?? file.baseUrl;
-  const model = flags.model ?? env.FACTUM_MODEL ?? file.model;
+  const where = options.userConfigFile ?? userConfigFile(env);
+  const user = readSettings(where, userFileSchema, where) ?? {};
+  const local =
+    (options.configFile === undefined
+      ? undefined
+      : readSettings(options.configFile, dataDirFileSchema, where)) ?? {};
+  const baseUrl = flags.baseUrl ?? env.FACTUM_BASE_URL ?? user.baseUrl;
+  const model = flags.model ?? env.FACTUM_MODEL ?? user.model ?? local.model;
   const apiKey =
     flags.apiKey ??
     env.FACTUM_API_KEY ??
-    (file.apiKeyEnv ? env[file.apiKeyEnv] : undefined) ??
+    (user.apiKeyEnv ? env[user.apiKeyEnv] : undefined) ??
     env.OPENAI_API_KEY;
   if (!baseUrl) {
     throw new ProviderSettingsError(
-      'no base URL: pass --base-url, set FACTUM_BASE_URL, or add baseUrl to .factum/config.json',
+      `no base URL: pass --base-url, set FACTUM_BASE_URL, or add baseUrl to ${where}`,
     );
   }
-  if (!model)
-    throw new ProviderSettingsError(
-      'no model: pass --model, set FACTUM_MODEL, or add model to .factum/config.json',
-    );
+  if (!model) {
+    throw new ProviderSettingsError(`no model: pass --model, set FACTUM_MODEL, or add model to ${where}`);
+  }
   return {
-    kind: flags.kind ?? file.kind ?? 'openai_chat_completions',
+    kind: flags.kind ?? user.kind ?? local.kind ?? 'openai_chat_completions',
     baseUrl,
     model,
     auth: apiKey ? { apiKey } : { none: true },
   };
+}
+
+/** A settings file parsed, `undefined` when absent; anything else wrong is one line naming the file. */
+function readSettings<S extends z.ZodType>(
+  file: string,
+  schema: S,
+  userFile: string,
+): z.output<S> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ProviderSettingsError(`${file} cannot be read: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ProviderSettingsError(`${file} is not valid JSON: ${oneLine((error as Error).message)}`);
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const keys = issue?.code === 'unrecognized_keys' ? issue.keys : [];
+  if (
+    (schema as z.ZodType) === dataDirFileSchema &&
+    keys.some((key) => key === 'baseUrl' || key === 'apiKeyEnv' || key === 'mcpServers')
+  ) {
+    throw new ProviderSettingsError(
+      `${file} sets ${keys.join(', ')}, which a data-directory file may not (a workspace must not choose where the key is sent, nor what Factum starts): use --base-url, FACTUM_BASE_URL or ${userFile}`,
+    );
+  }
+  const at = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.join('.')}: `;
+  throw new ProviderSettingsError(`${file} is malformed: ${at}${oneLine(issue?.message ?? 'invalid')}`);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -147,6 +148,39 @@ describe('built-in tools stay inside the workspace', () => {
   });
 });
 
+describe('built-in tools follow links that stay inside, and open nothing that is not what it claims', () => {
+  it('reads and writes through relative and absolute links inside the workspace, and resolves .. within it', async () => {
+    mkdirSync(join(workspace.root, 'pkg', 'src'), { recursive: true });
+    writeFileSync(join(workspace.root, 'pkg', 'src', 'a.txt'), 'through a link');
+    symlinkSync(join('pkg', 'src'), join(workspace.root, 'src'));
+    symlinkSync(join(workspace.root, 'pkg'), join(workspace.root, 'abs-pkg'));
+    await expect(invoke('read_file', { path: 'src/a.txt' })).resolves.toMatchObject({
+      path: join('pkg', 'src', 'a.txt'),
+      content: 'through a link',
+    });
+    await expect(invoke('read_file', { path: 'abs-pkg/src/../src/a.txt' })).resolves.toMatchObject({
+      content: 'through a link',
+    });
+    await invoke('write_file', { path: 'src/new/b.txt', content: 'made' });
+    expect(readFileSync(join(workspace.root, 'pkg', 'src', 'new', 'b.txt'), 'utf8')).toBe('made');
+    expect(await refusal(invoke('read_file', { path: 'src/../../../outside/secret.txt' }))).toBe(
+      'outside_workspace',
+    );
+  });
+
+  it('refuses a FIFO at once instead of waiting for a writer, and protects the data directory by default', async () => {
+    execFileSync('mkfifo', [join(workspace.root, 'pipe')]);
+    expect(await refusal(invoke('read_file', { path: 'pipe' }))).toBe('not_a_file');
+    mkdirSync(join(workspace.root, '.factum'));
+    writeFileSync(join(workspace.root, '.factum', 'events.sqlite'), 'log');
+    expect(await refusal(invoke('read_file', { path: '.factum/events.sqlite' }))).toBe('protected_path');
+    expect(await refusal(invoke('write_file', { path: '.factum/config.json', content: '{}' }))).toBe(
+      'protected_path',
+    );
+    expect(existsSync(join(workspace.root, '.factum', 'config.json'))).toBe(false);
+  });
+});
+
 describe('the shell tool', () => {
   it('is not in the catalog without --allow-shell', () => {
     expect(builtinCatalog({ workspace }).names()).toEqual([
@@ -175,5 +209,15 @@ describe('the shell tool', () => {
     setTimeout(() => controller.abort(), 100);
     await expect(running).resolves.toMatchObject({ cancelled: true, signal: 'SIGTERM' });
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('bounds output of control characters by its JSON size, so the command’s result is still recorded', async () => {
+    const result = await invoke(
+      'shell',
+      { command: "head -c 65536 /dev/zero | tr '\\0' '\\1'" },
+      { allowShell: true },
+    );
+    expect(result).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('[truncated:') });
+    expect(JSON.stringify(result).length).toBeLessThan(300 * 1024);
   });
 });

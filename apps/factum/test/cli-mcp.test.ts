@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { startScriptedProvider } from '@factum/model/testing';
@@ -13,11 +13,12 @@ const everything = join(
 );
 
 describe('factum run with MCP servers', () => {
-  it('--mcp and mcpServers in the config offer the servers’ tools; each tool line names its server', async () => {
+  it('--mcp and mcpServers in the user config offer the servers’ tools; each tool line names its server', async () => {
     using dir = temporaryDirectory();
-    mkdirSync(dir.dataDir, { recursive: true });
+    const configHome = join(dir.path, 'config-home');
+    mkdirSync(join(configHome, 'factum'), { recursive: true });
     writeFileSync(
-      join(dir.dataDir, 'config.json'),
+      join(configHome, 'factum', 'config.json'),
       JSON.stringify({
         mcpServers: [
           { kind: 'stdio', command: process.execPath, args: [everything], name: 'configured', prefix: 'c_' },
@@ -48,7 +49,7 @@ describe('factum run with MCP servers', () => {
         '--dir',
         dir.dataDir,
       ],
-      { cwd: dir.workspace },
+      { cwd: dir.workspace, env: { XDG_CONFIG_HOME: configHome } },
     );
     const result = await cli.exited;
     expect(result.stderr).toBe('');
@@ -87,6 +88,34 @@ describe('factum run with MCP servers', () => {
     const result = await cli.exited;
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/MCP server no-such-mcp-server did not start/);
+    expect(provider.requests).toHaveLength(0);
+  }, 60_000);
+
+  it('a workspace config that names an MCP server is refused: no workspace chooses what Factum starts', async () => {
+    using dir = temporaryDirectory();
+    const marker = join(dir.path, 'started');
+    mkdirSync(dir.dataDir, { recursive: true });
+    writeFileSync(
+      join(dir.dataDir, 'config.json'),
+      JSON.stringify({
+        mcpServers: [
+          {
+            kind: 'stdio',
+            command: process.execPath,
+            args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`],
+          },
+        ],
+      }),
+    );
+    await using provider = await startScriptedProvider();
+    provider.script({ text: 'never asked' });
+    const result = await startCli(
+      ['run', 'hi', '--base-url', provider.baseUrl, '--model', 'test', '--dir', dir.dataDir],
+      { cwd: dir.workspace, env: { XDG_CONFIG_HOME: join(dir.path, 'config-home') } },
+    ).exited;
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/config\.json sets mcpServers/);
+    expect(existsSync(marker)).toBe(false);
     expect(provider.requests).toHaveLength(0);
   }, 60_000);
 });

@@ -1,10 +1,8 @@
-import { constants } from 'node:fs';
-import { mkdir, open, readFile, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { contentDigest } from '@factum/agent-facts';
 import { type ReconcileDecision, RecoveryPolicy, type ToolRegistration } from '@factum/tools';
 import { z } from 'zod';
 import { defineTool } from './define-tool.js';
+import { BINARY_LIMIT_BYTES, fileContent } from './file-content.js';
 import type { Workspace } from './workspace.js';
 import { WorkspaceError } from './workspace-error.js';
 
@@ -24,32 +22,24 @@ const ReadFileInput = z.strictObject({
   maxBytes: z.number().int().positive().max(READ_LIMIT_BYTES).optional(),
 });
 
-/** `read_file`: a file's text, bounded. Reading again is harmless, so recovery re-runs it. */
+/** `read_file`: a file's text (or a labelled base64 of a binary file's head), bounded. Re-run by recovery. */
 export function readFileTool(workspace: Workspace): ToolRegistration {
   return defineTool({
     name: 'read_file',
-    description: `Read a text file in the workspace. Returns at most ${READ_LIMIT_BYTES} bytes (or maxBytes).`,
+    description: `Read a file in the workspace. Text comes back as UTF-8, at most ${READ_LIMIT_BYTES} bytes (or maxBytes); a binary file comes back as base64 of its first ${BINARY_LIMIT_BYTES} bytes.`,
     input: ReadFileInput,
     nesting: 'nestable',
     semantics: 'parallel',
     recovery: RecoveryPolicy.idempotent(),
     run: async ({ path, maxBytes }) => {
-      const real = await workspace.existing(path);
-      const info = await stat(real);
-      if (!info.isFile()) throw new WorkspaceError('not_a_file', `${path} is not a regular file`);
-      const limit = maxBytes ?? READ_LIMIT_BYTES;
-      const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const opened = await workspace.openFile(path);
       try {
-        const buffer = Buffer.alloc(Math.min(limit, info.size));
-        const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-        return {
-          path: workspace.relative(real),
-          bytes: info.size,
-          content: buffer.subarray(0, bytesRead).toString('utf8'),
-          truncated: info.size > bytesRead,
-        };
+        const size = opened.stats.size;
+        const buffer = Buffer.alloc(Math.min(maxBytes ?? READ_LIMIT_BYTES, size));
+        const { bytesRead } = await opened.handle.read(buffer, 0, buffer.length, 0);
+        return fileContent(workspace.relative(opened.real), buffer.subarray(0, bytesRead), size);
       } finally {
-        await handle.close();
+        await opened.handle.close();
       }
     },
   });
@@ -57,8 +47,9 @@ export function readFileTool(workspace: Workspace): ToolRegistration {
 
 /**
  * `write_file`: replaces a file's content (creating parent directories). It runs alone
- * (`exclusive`). After a crash it reconciles: the file's digest says whether the
- * intended content is there, which is evidence, not a guess.
+ * (`exclusive`). The file is opened beneath the workspace and verified before it is
+ * truncated, and never through a second hard link. After a crash it reconciles: the
+ * file's digest says whether the intended content is there, which is evidence, not a guess.
  */
 export function writeFileTool(workspace: Workspace): ToolRegistration {
   return defineTool({
@@ -69,18 +60,16 @@ export function writeFileTool(workspace: Workspace): ToolRegistration {
     semantics: 'exclusive',
     recovery: RecoveryPolicy.reconcile((operation) => reconcileWrite(workspace, operation.input)),
     run: async ({ path, content }) => {
-      const target = await workspace.writable(path);
-      await mkdir(dirname(target), { recursive: true });
-      // O_NOFOLLOW: a symlink planted after the check cannot redirect the write.
-      const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-      const handle = await open(target, flags, 0o644);
+      const opened = await workspace.openFile(path, { write: true });
       try {
-        await handle.writeFile(content, 'utf8');
-        await handle.sync();
+        // Truncated only now: the descriptor was verified, so an outside file is never emptied.
+        await opened.handle.truncate(0);
+        await opened.handle.writeFile(content, 'utf8');
+        await opened.handle.sync();
       } finally {
-        await handle.close();
+        await opened.handle.close();
       }
-      return writeResult(workspace.relative(target), content);
+      return writeResult(workspace.relative(opened.real), content);
     },
   });
 }
@@ -95,9 +84,23 @@ export async function reconcileWrite(workspace: Workspace, input: unknown): Prom
   if (!parsed.success) return { kind: 'unknown', note: 'the recorded input is not a write_file input' };
   const { path, content } = parsed.data;
   const intended = contentDigest(content);
-  let real: string;
+  let bytes: Buffer;
   try {
-    real = await workspace.existing(path);
+    const opened = await workspace.openFile(path);
+    try {
+      // Only content of the intended size can be the intended content: no need to read more.
+      const intendedSize = Buffer.byteLength(content);
+      if (opened.stats.size !== intendedSize) {
+        return {
+          kind: 'unknown',
+          note: `${path} holds ${opened.stats.size} bytes, not the ${intendedSize} the write intended: it may never have happened, or was overwritten since`,
+        };
+      }
+      bytes = Buffer.alloc(intendedSize);
+      await opened.handle.read(bytes, 0, intendedSize, 0);
+    } finally {
+      await opened.handle.close();
+    }
   } catch (error) {
     if (WorkspaceError.isInstance(error) && error.code === 'not_found') {
       return {
@@ -107,7 +110,7 @@ export async function reconcileWrite(workspace: Workspace, input: unknown): Prom
     }
     return { kind: 'unknown', note: error instanceof Error ? error.message : String(error) };
   }
-  const actual = contentDigest(await readFile(real));
+  const actual = contentDigest(bytes);
   if (actual === intended) {
     return { kind: 'succeeded', value: { ...writeResult(path, content), reconciled: true } };
   }

@@ -1,10 +1,9 @@
-import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { RecoveryPolicy, type ToolRegistration } from '@factum/tools';
 import { z } from 'zod';
 import { defineTool } from './define-tool.js';
 import { walkFiles } from './walk-files.js';
 import type { Workspace } from './workspace.js';
-import { WorkspaceError } from './workspace-error.js';
 
 /** Entries `list_files` returns at most. */
 export const LIST_LIMIT = 500;
@@ -24,20 +23,16 @@ export function listFilesTool(workspace: Workspace): ToolRegistration {
     semantics: 'parallel',
     recovery: RecoveryPolicy.idempotent(),
     run: async ({ path, recursive }, signal) => {
-      const real = await workspace.existing(path);
-      if (!(await stat(real)).isDirectory()) {
-        throw new WorkspaceError('not_a_directory', `${path} is not a directory`);
-      }
       const entries: { path: string; type: string }[] = [];
       let truncated = false;
-      for await (const entry of walkFiles(real, { recursive, signal })) {
+      for await (const entry of walkFiles(workspace, path, { recursive, signal })) {
         if (entries.length === LIST_LIMIT) {
           truncated = true;
           break;
         }
         entries.push({ path: workspace.relative(entry.path), type: entry.type });
       }
-      return { path: workspace.relative(real), entries, truncated };
+      return { path: workspace.relative(resolve(workspace.root, path)), entries, truncated };
     },
   });
 }

@@ -1,8 +1,17 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { RecoveryPolicy, type ToolRegistration } from '@factum/tools';
 import { z } from 'zod';
 import { BoundedOutput } from './bounded-output.js';
+import type { CommandProcesses } from './command-processes.js';
 import { defineTool } from './define-tool.js';
+import {
+  commandEnvironment,
+  type SandboxPolicy,
+  type ShellIsolation,
+  sandboxArguments,
+} from './shell-sandbox.js';
 import type { Workspace } from './workspace.js';
 
 /** Output kept per stream (stdout, stderr). */
@@ -17,26 +26,47 @@ const ShellInput = z.strictObject({
   timeoutMs: z.number().int().positive().max(120_000).optional(),
 });
 
-/** Environment variables a command never sees: keys and tokens stay with Factum. */
-const SECRET_NAME = /(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)/i;
+/** How the shell tool runs its commands. */
+export type ShellOptions = {
+  readonly isolation: ShellIsolation;
+  readonly allowNetwork?: boolean;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Where running commands are registered, so a forced exit can kill them. */
+  readonly processes?: CommandProcesses;
+};
 
 /**
  * `shell`: runs one command in the workspace root, only when the user passed
- * `--allow-shell`. It runs in its own process group (a terminal's Ctrl-C reaches
- * Factum, which decides), gets SIGTERM on timeout or when the run is cancelled and
- * SIGKILL after a grace period, and its output is bounded. It is never re-run by
+ * `--allow-shell`, inside a sandbox (see `sandboxArguments`) unless the user passed
+ * `--unsandboxed-shell`. Its environment is an allow-list. It gets SIGTERM on timeout
+ * or when the run is cancelled and its whole process tree SIGKILL after a grace
+ * period; the result says which. Its output is bounded. It is never re-run by
  * recovery: a command's effects cannot be checked in general.
  */
-export function shellTool(workspace: Workspace): ToolRegistration {
+export function shellTool(workspace: Workspace, options: ShellOptions): ToolRegistration {
+  const sandbox = options.isolation.kind === 'bubblewrap' ? 'in a sandbox: ' : '';
+  const network = options.allowNetwork ? '' : ', no network';
   return defineTool({
     name: 'shell',
-    description: `Run a shell command in the workspace root (timeout ${SHELL_TIMEOUT_MS / 1000}s, output bounded).`,
+    description: `Run a shell command in the workspace root (${sandbox}timeout ${SHELL_TIMEOUT_MS / 1000}s, output bounded${network}).`,
     input: ShellInput,
     nesting: 'direct_only',
     semantics: 'exclusive',
     recovery: RecoveryPolicy.neverAutoRetry(),
     run: ({ command, timeoutMs }, signal) =>
-      runCommand(command, { cwd: workspace.root, timeoutMs: timeoutMs ?? SHELL_TIMEOUT_MS, signal }),
+      runCommand(command, {
+        cwd: workspace.root,
+        timeoutMs: timeoutMs ?? SHELL_TIMEOUT_MS,
+        signal,
+        isolation: options.isolation,
+        policy: {
+          workspace: workspace.root,
+          hidden: workspace.protectedPaths,
+          allowNetwork: options.allowNetwork === true,
+        },
+        env: options.env ?? process.env,
+        ...(options.processes === undefined ? {} : { processes: options.processes }),
+      }),
   });
 }
 
@@ -48,15 +78,32 @@ export type CommandResult = {
   readonly stderr: string;
   readonly timedOut: boolean;
   readonly cancelled: boolean;
+  /** The process tree had to be killed (SIGKILL): after the grace period, or by a forced exit. */
+  readonly killed: boolean;
+  readonly sandboxed: boolean;
 };
 
-/** Runs `command` with `/bin/sh -c`, bounded in time and output, stopped on `signal`. */
-export function runCommand(
-  command: string,
-  options: { readonly cwd: string; readonly timeoutMs: number; readonly signal: AbortSignal },
-): Promise<CommandResult> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !SECRET_NAME.test(name)));
-  const child = spawn('/bin/sh', ['-c', command], {
+/** Options of `runCommand`. */
+export type RunCommandOptions = {
+  readonly cwd: string;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+  readonly isolation?: ShellIsolation;
+  readonly policy?: SandboxPolicy;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly processes?: CommandProcesses;
+};
+
+/** Runs `command` with `/bin/sh -c` (in the sandbox when given one), bounded in time and output. */
+export function runCommand(command: string, options: RunCommandOptions): Promise<CommandResult> {
+  const isolation = options.isolation ?? { kind: 'none' };
+  const env = commandEnvironment(options.env ?? process.env);
+  const sandboxed = isolation.kind === 'bubblewrap' && options.policy !== undefined;
+  const [file, args] = sandboxed
+    ? [isolation.executable, [...sandboxArguments(options.policy!, env), '/bin/sh', '-c', command]]
+    : ['/bin/sh', ['-c', command]];
+  // detached: its own session and process group, so a terminal's Ctrl-C reaches Factum, which decides.
+  const child = spawn(file, args, {
     cwd: options.cwd,
     env,
     detached: true,
@@ -68,11 +115,21 @@ export function runCommand(
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   let timedOut = false;
   let cancelled = false;
+  let killed = false;
   let killTimer: NodeJS.Timeout | undefined;
-  const stop = () => {
-    signalGroup(child.pid, 'SIGTERM');
-    killTimer ??= setTimeout(() => signalGroup(child.pid, 'SIGKILL'), SHELL_GRACE_MS);
+  const kill = () => {
+    killed = true;
+    // The sandbox's command runs in its own session: kill it, then bubblewrap (whose death ends the namespace).
+    if (sandboxed) signalGroup(commandGroup(child.pid), 'SIGKILL');
+    signalGroup(child.pid, 'SIGKILL');
   };
+  const stop = () => {
+    // SIGTERM to the command's group only: bubblewrap itself would die of it at once, taking the
+    // command with it before it could clean up.
+    signalGroup(sandboxed ? (commandGroup(child.pid) ?? child.pid) : child.pid, 'SIGTERM');
+    killTimer ??= setTimeout(kill, SHELL_GRACE_MS);
+  };
+  const unregister = options.processes?.add(kill);
   const timer = setTimeout(() => {
     timedOut = true;
     stop();
@@ -85,21 +142,52 @@ export function runCommand(
   else options.signal.addEventListener('abort', onAbort, { once: true });
   return new Promise<CommandResult>((resolve, reject) => {
     child.once('error', reject);
-    child.once('close', (exitCode, exitSignal) => {
+    child.once('close', (code, exitSignal) => {
+      // bubblewrap reports a command killed by signal N as exit 128 + N, as a shell does.
+      const bySignal = sandboxed && code !== null && code > 128 ? signalName(code - 128) : undefined;
       resolve({
-        exitCode,
-        signal: exitSignal,
+        exitCode: bySignal === undefined ? code : null,
+        signal: exitSignal ?? bySignal ?? null,
         stdout: stdout.text(),
         stderr: stderr.text(),
         timedOut,
         cancelled,
+        killed,
+        sandboxed,
       });
     });
   }).finally(() => {
     clearTimeout(timer);
     clearTimeout(killTimer);
+    unregister?.();
     options.signal.removeEventListener('abort', onAbort);
+    // Whatever the command left behind in its group goes with it.
+    if (!sandboxed) signalGroup(child.pid, 'SIGKILL');
   });
+}
+
+/**
+ * The sandboxed command's process group. bubblewrap starts an init (pid 1 inside the
+ * namespace) that calls setsid and starts the command: the group is the init's. The
+ * init itself ignores SIGTERM from outside (pid 1 without a handler), so a SIGTERM
+ * to the group reaches the command and what it started, and the init ends with them.
+ */
+function commandGroup(bubblewrapPid: number | undefined): number | undefined {
+  return childOf(bubblewrapPid);
+}
+
+function childOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0];
+    return first === undefined || first === '' ? undefined : Number(first);
+  } catch {
+    return undefined;
+  }
+}
+
+function signalName(number: number): string | undefined {
+  return Object.entries(constants.signals).find(([, value]) => value === number)?.[0];
 }
 
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {

@@ -1,11 +1,15 @@
 import type { InvocationOutcome } from '@factum/agent-facts';
 import type { RunInput, RunOutcome } from '@factum/engine';
+import type { CommandProcesses } from '../builtin-tools/command-processes.js';
 import type { FactumRuntime } from '../factum-runtime.js';
 import { RunView } from '../terminal/run-view.js';
+import { shownText } from '../terminal/terminal-text.js';
 import type { CliContext } from './cli-context.js';
 
 /** Exit code of a run cancelled by Ctrl-C, as shells expect (128 + SIGINT). */
 export const EXIT_INTERRUPTED = 130;
+/** After a second Ctrl-C has killed the commands, how long the run may take to record that. */
+export const FORCED_EXIT_GRACE_MS = 1_500;
 
 /** Options of a run shown live. */
 export type LiveRunOptions = {
@@ -16,13 +20,17 @@ export type LiveRunOptions = {
   readonly textLabel?: string;
   /** The server each MCP tool came from, shown on its lines. */
   readonly toolServers?: ReadonlyMap<string, string>;
+  /** The shell's running commands: a second Ctrl-C kills their whole process trees. */
+  readonly processes?: CommandProcesses;
 };
 
 /**
  * Starts a run and shows it as it goes. The first Ctrl-C cancels the way the engine
  * promises — a dispatched effect finishes and is recorded, the rest is rejected, the
- * invocation ends cancelled — and this waits for that; a second Ctrl-C exits at once
- * (what was dispatched stays in the log as uncertain, for `factum recover`).
+ * invocation ends cancelled — and this waits for that. A second Ctrl-C kills every
+ * running command's process tree (SIGKILL) and exits as soon as the run has recorded
+ * that, or after `FORCED_EXIT_GRACE_MS`; a third exits at once (what was dispatched
+ * and not settled stays in the log as uncertain, for `factum recover`).
  */
 export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
   const { context, runtime, input } = options;
@@ -41,9 +49,18 @@ export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
   let interrupts = 0;
   const onInterrupt = () => {
     interrupts += 1;
-    if (interrupts > 1) {
-      view.lastWord(c.red('second interrupt: exiting now; run `factum recover` to see what was left open'));
-      process.exit(EXIT_INTERRUPTED);
+    if (interrupts > 2) process.exit(EXIT_INTERRUPTED);
+    if (interrupts === 2) {
+      const killed = options.processes?.killAll() ?? 0;
+      view.lastWord(
+        c.red(
+          `second interrupt: ${killed > 0 ? 'commands killed; ' : ''}exiting now; run \`factum recover\` to see what was left open`,
+        ),
+      );
+      if (killed === 0) process.exit(EXIT_INTERRUPTED);
+      // The killed command settles as killed: let the log record it, but never wait long.
+      setTimeout(() => process.exit(EXIT_INTERRUPTED), FORCED_EXIT_GRACE_MS).unref();
+      return;
     }
     running.cancel();
     // Cancelling aborts the calls in flight: a tool that honours it stops (the shell gets
@@ -81,17 +98,17 @@ export function exitCodeOf(outcome: InvocationOutcome): number {
   }
 }
 
-/** One line saying how an invocation ended. */
+/** One line saying how an invocation ended, safe to print. */
 export function describeOutcome(outcome: InvocationOutcome): string {
   switch (outcome.kind) {
     case 'completed':
       return 'completed';
     case 'failed':
-      return `failed {${outcome.error.code}}: ${outcome.error.message}`;
+      return shownText(`failed {${outcome.error.code}}: ${outcome.error.message}`);
     case 'cancelled':
-      return `cancelled {${outcome.source}}`;
+      return shownText(`cancelled {${outcome.source}}`);
     case 'handoff_paused':
-      return `paused for a handoff to run ${outcome.pause.intent.successorRunId}`;
+      return shownText(`paused for a handoff to run ${outcome.pause.intent.successorRunId}`);
     default:
       return outcome satisfies never;
   }

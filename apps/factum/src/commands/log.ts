@@ -1,6 +1,7 @@
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
 import { oneLine, plural } from '../terminal/describe-call.js';
+import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
@@ -54,7 +55,9 @@ export function registerLog(cli: CAC, context: CliContext): void {
       }
       if (all.length === 0) {
         terminal.line(
-          sessionId ? `no invocations in session ${sessionId}` : 'the log is empty: try `factum demo`',
+          sessionId
+            ? `no invocations in session ${shownText(sessionId)}`
+            : 'the log is empty: try `factum demo`',
         );
         return 0;
       }
@@ -63,7 +66,7 @@ export function registerLog(cli: CAC, context: CliContext): void {
         if (summary.invocation.sessionId !== session) {
           session = summary.invocation.sessionId;
           terminal.line();
-          terminal.line(c.bold(session));
+          terminal.line(c.bold(shownText(session)));
         }
         terminal.line(`  ${row(summary, context)}`);
       }
@@ -103,15 +106,16 @@ function row(summary: InvocationSummary, context: CliContext): string {
   const what =
     summary.input.kind === 'message'
       ? JSON.stringify(oneLine(summary.input.content, 48))
-      : `${summary.input.kind} of ${summary.input.source.invocation.runId}`;
+      : `${summary.input.kind} of ${shownText(summary.input.source.invocation.runId)}`;
   const uncertain = summary.open.size > 0 ? ` ${c.yellow(`⚠ ${summary.open.size} uncertain`)}` : '';
-  return `${c.dim(time)}  ${summary.invocation.invocationId}  ${c.dim(summary.invocation.runId)}  ${status}  ${what} ${c.dim(`· ${plural(summary.dispatched, 'tool call')}`)}${uncertain}`;
+  return `${c.dim(shownText(time))}  ${shownText(summary.invocation.invocationId)}  ${c.dim(shownText(summary.invocation.runId))}  ${status}  ${what} ${c.dim(`· ${plural(summary.dispatched, 'tool call')}`)}${uncertain}`;
 }
 
 function statusOf(summary: InvocationSummary, context: CliContext): string {
   const c = context.terminal.colors;
   const outcome = summary.outcome!;
-  const text = outcome.kind === 'failed' ? `failed {${outcome.error.code}}` : describeOutcome(outcome);
+  const text =
+    outcome.kind === 'failed' ? shownText(`failed {${outcome.error.code}}`) : describeOutcome(outcome);
   if (outcome.kind === 'completed') return c.green(text);
   return outcome.kind === 'failed' ? c.red(text) : c.yellow(text);
 }

@@ -1,8 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { McpError, type McpServerConfig, McpToolSource, mcpCommand, parseMcpServerConfig } from '@factum/mcp';
 import type { ToolRegistration } from '@factum/tools';
 import type { Command } from 'cac';
+import { userSettings } from '../provider-settings.js';
 import { CliError } from './cli-error.js';
 
 /** MCP flags as cac parses them (a repeated flag is an array). */
@@ -28,20 +27,14 @@ const list = (value: string | string[] | undefined): string[] =>
   value === undefined ? [] : (Array.isArray(value) ? value : [value]).map(String);
 
 /**
- * The MCP servers of a run: `mcpServers` in `<dir>/config.json` (each a command line,
- * or an object `{ kind: 'stdio', command, args, env?, recovery? }` / `{ kind: 'http',
- * url, headers?, recovery? }`), then the flags.
+ * The MCP servers of a run: `mcpServers` in the user's own config file (each a command
+ * line, or an object `{ kind: 'stdio', command, args, env?, recovery? }` / `{ kind:
+ * 'http', url, headers?, recovery? }`), then the flags. Never from a workspace's
+ * `.factum/config.json`: a server is a command Factum starts, and a cloned repository
+ * (or the model) must not choose one.
  */
-export function mcpServersFrom(options: McpOptions, dataDir: string): McpServerConfig[] {
-  const file = join(dataDir, 'config.json');
-  const configured: unknown[] = [];
-  if (existsSync(file)) {
-    const servers = (JSON.parse(readFileSync(file, 'utf8')) as { mcpServers?: unknown }).mcpServers;
-    if (servers !== undefined && !Array.isArray(servers)) {
-      throw new CliError('usage', `${file}: mcpServers must be a list`);
-    }
-    configured.push(...(servers ?? []));
-  }
+export function mcpServersFrom(options: McpOptions, env: NodeJS.ProcessEnv): McpServerConfig[] {
+  const configured: unknown[] = userSettings(env).mcpServers ?? [];
   try {
     return [
       ...configured.map((entry) =>

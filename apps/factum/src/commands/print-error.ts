@@ -1,5 +1,6 @@
 import { FactumError } from '@factum/agent-facts';
 import type { Terminal } from '../terminal/terminal.js';
+import { shownText } from '../terminal/terminal-text.js';
 import { CliError } from './cli-error.js';
 
 /** What to try next, for errors whose fix is another command. */
@@ -21,7 +22,8 @@ export function printError(terminal: Terminal, error: unknown, env: NodeJS.Proce
   const usage =
     (CliError.isInstance(error) && error.code === 'usage') ||
     (error instanceof Error && error.name === 'CACError');
-  const message = error instanceof Error ? error.message : String(error);
+  // Messages quote paths, ids and names someone else chose: shown as text, on one line.
+  const message = shownText(error instanceof Error ? error.message : String(error));
   const code = FactumError.isInstance(error) ? error.code : undefined;
   const hint = usage ? 'see `factum --help`' : code === undefined ? undefined : hints[code];
   terminal.error(`${c.red('error:')} ${message}${hint ? c.dim(` (${hint})`) : ''}`);

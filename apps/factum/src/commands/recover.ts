@@ -3,6 +3,7 @@ import { FactumRuntime } from '../factum-runtime.js';
 import type { OtlpTracing } from '../telemetry/otlp-tracing.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { describeCall, plural } from '../terminal/describe-call.js';
+import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
 import { type RecoverOutput, RecoverOutputSchema } from './json-output-schemas.js';
@@ -143,7 +144,7 @@ function printOpen(report: RecoverOutput, context: CliContext): void {
     terminal.line(c.bold(`Unfinished invocations (${report.unfinished.length}): no invocation_ended`));
     for (const invocation of report.unfinished) {
       terminal.line(
-        `  ${c.yellow('⚠')} ${invocation.invocationId} ${c.dim(`session ${invocation.sessionId} · run ${invocation.runId}`)}`,
+        `  ${c.yellow('⚠')} ${shownText(invocation.invocationId)} ${c.dim(shownText(`session ${invocation.sessionId} · run ${invocation.runId}`))}`,
       );
       terminal.line(c.dim('      if no process is running it: --apply ends it failed {interrupted}'));
     }
@@ -152,9 +153,9 @@ function printOpen(report: RecoverOutput, context: CliContext): void {
     terminal.line(c.bold('Uncertain operations: dispatched (T1), never settled (T2)'));
     for (const operation of report.uncertain) {
       terminal.line(
-        `  ${c.yellow('⚠')} ${describeCall(operation.tool, operation.input)} ${c.dim(`${operation.operationId} · ${operation.invocation.invocationId}`)}`,
+        `  ${c.yellow('⚠')} ${describeCall(operation.tool, operation.input)} ${c.dim(shownText(`${operation.operationId} · ${operation.invocation.invocationId}`))}`,
       );
-      terminal.line(c.dim(`      ${operation.resolution}`));
+      terminal.line(c.dim(`      ${shownText(operation.resolution)}`));
     }
   }
 }
@@ -175,7 +176,7 @@ function printApplied(report: RecoverOutput, context: CliContext): void {
     const mark = closed ? c.green('✔') : c.yellow('⚠');
     const attempt = outcome.attempt > 1 ? ` · attempt ${outcome.attempt}` : '';
     terminal.line(
-      `${mark} ${outcome.tool} ${c.dim(outcome.operationId)}: ${c.bold(outcome.decision)} ${c.dim(`(${outcome.reason})${attempt}`)}`,
+      `${mark} ${shownText(outcome.tool)} ${c.dim(shownText(outcome.operationId))}: ${c.bold(outcome.decision)} ${c.dim(shownText(`(${outcome.reason})${attempt}`))}`,
     );
   }
   terminal.line(

@@ -13,7 +13,12 @@ export async function catalogFor(summary: InvocationSummary): Promise<ToolCatalo
   const cwd = summary.configuration?.cwd;
   if (cwd === undefined) return 'the invocation recorded no workspace';
   try {
-    return builtinCatalog({ workspace: await Workspace.open(cwd), allowShell: true });
+    // Only the policies are used here (a shell is never re-run), so no sandbox is looked for.
+    return builtinCatalog({
+      workspace: await Workspace.open(cwd),
+      allowShell: true,
+      isolation: { kind: 'none' },
+    });
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }

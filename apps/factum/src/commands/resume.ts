@@ -1,7 +1,4 @@
-import { ToolCatalog } from '@factum/tools';
 import type { CAC } from 'cac';
-import { builtinTools } from '../builtin-tools/builtin-catalog.js';
-import { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { exportTrace } from '../telemetry/export-trace.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
@@ -12,10 +9,12 @@ import { exitCodeOf, runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor, printSummary } from './run.js';
+import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 
 type ResumeOptions = GlobalOptions &
   ProviderOptions &
-  McpOptions & { readonly session?: string; readonly allowShell?: boolean; readonly otlp?: string };
+  McpOptions &
+  ShellFlags & { readonly session?: string; readonly otlp?: string };
 
 /**
  * `factum resume <run-id>`: a continuation from where a run stands in the log, in the
@@ -25,14 +24,16 @@ type ResumeOptions = GlobalOptions &
 export function registerResume(cli: CAC, context: CliContext): void {
   withMcpOptions(
     withOtlpOption(
-      withProviderOptions(
-        cli
-          .command(
-            'resume <run-id>',
-            'Continue a run from its last recorded fact (refused while operations are uncertain)',
-          )
-          .option('--session <id>', 'the session of the run (found in the log when omitted)')
-          .option('--allow-shell', 'also offer the shell tool'),
+      withShellOptions(
+        withProviderOptions(
+          cli
+            .command(
+              'resume <run-id>',
+              'Continue a run from its last recorded fact (refused while operations are uncertain)',
+            )
+            .option('--session <id>', 'the session of the run (found in the log when omitted)')
+            .option('--allow-shell', 'also offer the shell tool (in a sandbox)'),
+        ),
       ),
     ),
   ).action(async (runId: string, options: ResumeOptions) => {
@@ -61,15 +62,15 @@ export function registerResume(cli: CAC, context: CliContext): void {
     const source = await runtime.log.runSource(last.invocation.sessionId, last.invocation.runId);
     if (source === undefined) throw new CliError('not_found', `run ${runId} has no recorded facts`);
     const cwd = last.configuration?.cwd ?? context.cwd;
-    const workspace = await Workspace.open(cwd);
+    const { workspace, tools, catalog, processes } = await toolSetup(options, context, { dataDir, cwd });
     const invocation = newInvocation(last.invocation.sessionId);
-    const builtins = builtinTools({ workspace, allowShell: options.allowShell === true });
     await using mcp = await connectMcpSources(
-      mcpServersFrom(options, dataDir),
-      builtins.map((tool) => tool.definition.name),
+      mcpServersFrom(options, context.env),
+      tools().map((tool) => tool.definition.name),
     );
     const outcome = await runLive({
       context,
+      processes,
       runtime,
       toolServers: mcp.servers,
       input: {
@@ -80,7 +81,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
         work: {
           kind: 'continuation',
           source: source.boundary,
-          tools: new ToolCatalog([...builtins, ...mcp.registrations]),
+          tools: catalog(mcp.registrations),
         },
       },
     });

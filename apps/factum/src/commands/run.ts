@@ -1,12 +1,11 @@
 import type { InvocationConfiguration } from '@factum/agent-facts';
 import type { RunOutcome } from '@factum/engine';
-import { ToolCatalog } from '@factum/tools';
 import type { CAC } from 'cac';
-import { builtinTools } from '../builtin-tools/builtin-catalog.js';
-import { Workspace } from '../builtin-tools/workspace.js';
+import type { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { exportTrace } from '../telemetry/export-trace.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
+import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
@@ -17,13 +16,14 @@ import {
   withProviderOptions,
 } from './provider-options.js';
 import { type ScriptedRoute, startScript } from './script-file.js';
+import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 
 type RunOptions = GlobalOptions &
   ProviderOptions &
-  McpOptions & {
+  McpOptions &
+  ShellFlags & {
     readonly session?: string;
     readonly codeMode?: boolean;
-    readonly allowShell?: boolean;
     readonly script?: string;
     readonly otlp?: string;
   };
@@ -41,19 +41,27 @@ export function instructionsFor(workspace: Workspace): string {
 export function registerRun(cli: CAC, context: CliContext): void {
   withMcpOptions(
     withOtlpOption(
-      withProviderOptions(
-        cli
-          .command(
-            'run <message>',
-            'Run one message against an OpenAI-compatible model, with workspace tools',
-          )
-          .option('--session <id>', 'continue this session (a new message run in it)')
-          .option('--code-mode', 'give the model one exec tool running JavaScript cells that call the tools')
-          .option('--allow-shell', 'also offer a shell tool (commands run in the workspace, bounded in time)')
-          .option(
-            '--script <file>',
-            'answer from a JSON file of scripted replies instead of a model, offline (or FACTUM_SCRIPT)',
-          ),
+      withShellOptions(
+        withProviderOptions(
+          cli
+            .command(
+              'run <message>',
+              'Run one message against an OpenAI-compatible model, with workspace tools',
+            )
+            .option('--session <id>', 'continue this session (a new message run in it)')
+            .option(
+              '--code-mode',
+              'give the model one exec tool running JavaScript cells that call the tools',
+            )
+            .option(
+              '--allow-shell',
+              'also offer a shell tool (commands run in a sandbox in the workspace, bounded in time)',
+            )
+            .option(
+              '--script <file>',
+              'answer from a JSON file of scripted replies instead of a model, offline (or FACTUM_SCRIPT)',
+            ),
+        ),
       ),
     ),
   )
@@ -64,11 +72,10 @@ export function registerRun(cli: CAC, context: CliContext): void {
       const dataDir = dataDirOf(options, context);
       await using script = await scriptedRoute(options, context);
       const provider = script?.provider ?? providerFrom(options, dataDir, context);
-      const workspace = await Workspace.open(context.cwd);
-      const builtins = builtinTools({ workspace, allowShell: options.allowShell === true });
+      const { workspace, tools, catalog, processes } = await toolSetup(options, context, { dataDir });
       await using mcp = await connectMcpSources(
-        mcpServersFrom(options, dataDir),
-        builtins.map((tool) => tool.definition.name),
+        mcpServersFrom(options, context.env),
+        tools().map((tool) => tool.definition.name),
       );
       const tracing = await tracingFrom(options, context.env);
       await using runtime = await FactumRuntime.open({ target: { dataDir } });
@@ -79,6 +86,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
       };
       const outcome = await runLive({
         context,
+        processes,
         runtime,
         toolServers: mcp.servers,
         input: {
@@ -89,7 +97,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
           work: {
             kind: 'message',
             message: String(message),
-            tools: new ToolCatalog([...builtins, ...mcp.registrations]),
+            tools: catalog(mcp.registrations),
           },
         },
       });
@@ -115,7 +123,12 @@ async function scriptedRoute(options: RunOptions, context: CliContext): Promise<
 export function printSummary(context: CliContext, result: RunOutcome): void {
   const { terminal } = context;
   const c = terminal.colors;
-  const { outcome, invocation } = result;
+  const { outcome } = result;
+  const [sessionId, runId, invocationId] = [
+    result.invocation.sessionId,
+    result.invocation.runId,
+    result.invocation.invocationId,
+  ].map(shownText);
   const status =
     outcome.kind === 'completed'
       ? c.green(describeOutcome(outcome))
@@ -126,7 +139,7 @@ export function printSummary(context: CliContext, result: RunOutcome): void {
   terminal.line(
     `${status} ${c.dim(`· ${result.steps} model step${result.steps === 1 ? '' : 's'} · ${result.usage.totalTokens} tokens`)}`,
   );
-  terminal.line(`${c.dim('session')} ${c.bold(invocation.sessionId)} ${c.dim('· run')} ${invocation.runId}`);
-  terminal.line(c.dim(`continue: factum run --session ${invocation.sessionId} "<message>"`));
-  terminal.line(c.dim(`timeline: factum show ${invocation.invocationId}`));
+  terminal.line(`${c.dim('session')} ${c.bold(sessionId!)} ${c.dim('· run')} ${runId}`);
+  terminal.line(c.dim(`continue: factum run --session ${sessionId} "<message>"`));
+  terminal.line(c.dim(`timeline: factum show ${invocationId}`));
 }

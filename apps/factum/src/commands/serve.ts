@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import { FactumError } from '@factum/agent-facts';
 import type { ProviderConfig } from '@factum/model';
 import type { CAC } from 'cac';
-import { builtinCatalog } from '../builtin-tools/builtin-catalog.js';
-import { Workspace } from '../builtin-tools/workspace.js';
+import { prepareDataDirectory } from '../data-directory.js';
 import { FactumRuntime, type RuntimeTarget } from '../factum-runtime.js';
 import { InvocationRegistry } from '../server/invocation-registry.js';
 import { ServerToken, TOKEN_FILE } from '../server/server-token.js';
@@ -13,17 +12,18 @@ import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js
 import { CliError } from './cli-error.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor } from './run.js';
+import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 
 /** The port `factum serve` listens on unless `--port` says otherwise. */
 export const DEFAULT_PORT = 4317;
 
 type ServeOptions = GlobalOptions &
-  ProviderOptions & {
+  ProviderOptions &
+  ShellFlags & {
     readonly port?: string | number;
     readonly host?: string;
     readonly postgres?: string;
     readonly token?: string;
-    readonly allowShell?: boolean;
     readonly otlp?: string;
   };
 
@@ -35,17 +35,22 @@ type ServeOptions = GlobalOptions &
  */
 export function registerServe(cli: CAC, context: CliContext): void {
   withOtlpOption(
-    withProviderOptions(
-      cli
-        .command('serve', 'Serve the HTTP API and the live web timeline')
-        .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
-        .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
-        .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
-        .option(
-          '--token <token>',
-          'the API token (or FACTUM_TOKEN); made and printed on first start if absent',
-        )
-        .option('--allow-shell', 'also offer turns a shell tool (commands run in the workspace)'),
+    withShellOptions(
+      withProviderOptions(
+        cli
+          .command('serve', 'Serve the HTTP API and the live web timeline')
+          .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
+          .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
+          .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
+          .option(
+            '--token <token>',
+            'the API token (or FACTUM_TOKEN); made and printed on first start if absent',
+          )
+          .option(
+            '--allow-shell',
+            'also offer turns a shell tool (commands run in a sandbox in the workspace)',
+          ),
+      ),
     ),
   )
     .example('factum serve --port 0 --base-url http://localhost:11434/v1 --model qwen3')
@@ -58,9 +63,11 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const dataDir = dataDirOf(options, context);
   const port = portOf(options.port);
   const hostname = options.host === undefined ? '127.0.0.1' : String(options.host);
+  // Private, and ignored by git, before the token is written into it.
+  prepareDataDirectory(dataDir, { log: options.postgres === undefined });
   const opened = ServerToken.open({ dataDir, ...tokenOption(options, context) });
   const provider = providerOrNotice(options, dataDir, context);
-  const workspace = await Workspace.open(context.cwd);
+  const { workspace, catalog, processes } = await toolSetup(options, context, { dataDir });
   const tracing = await tracingFrom(options, context.env);
   const target: RuntimeTarget =
     options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };
@@ -82,7 +89,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     registry,
     token: opened.token,
     provider,
-    tools: () => builtinCatalog({ workspace, allowShell: options.allowShell === true }),
+    tools: catalog,
     cwd: workspace.root,
     instructions: instructionsFor(workspace),
     port,
@@ -136,6 +143,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   })();
   const forced = nextSignal(context).then(() => 'forced' as const);
   if ((await Promise.race([drained, forced])) === 'forced') {
+    processes.killAll();
     terminal.error(c.yellow('stopped before runs drained; the next start recovers them'));
     return 130;
   }
@@ -166,20 +174,25 @@ function tokenOption(options: ServeOptions, context: CliContext): { token?: stri
 }
 
 /**
- * The provider of new turns, asked again for each one (so `config.json` edits apply).
- * A server without one still serves the timeline; turns are refused until it is set.
+ * The provider of new turns, resolved once at start: a file changed while the server
+ * runs (by a turn's tools, say) cannot redirect later turns. A server without one
+ * still serves the timeline; turns are refused with the same reason.
  */
 function providerOrNotice(options: ServeOptions, dataDir: string, context: CliContext): () => ProviderConfig {
-  const resolve = () => providerFrom(options, dataDir, context);
   try {
-    resolve();
+    const provider = providerFrom(options, dataDir, context);
+    return () => provider;
   } catch (error) {
     if (!FactumError.isInstance(error) || error.code !== 'provider_settings') throw error;
     context.terminal.error(
-      context.terminal.colors.yellow(`no model provider: ${error.message}; turns are refused until then`),
+      context.terminal.colors.yellow(
+        `no model provider: ${error.message}; turns are refused until the server restarts with one`,
+      ),
     );
+    return () => {
+      throw error;
+    };
   }
-  return resolve;
 }
 
 function nextSignal(context: CliContext): Promise<NodeJS.Signals> {

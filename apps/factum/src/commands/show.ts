@@ -2,6 +2,7 @@ import { factNeedsResult, type JsonValue } from '@factum/agent-facts';
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
 import { renderTimeline } from '../terminal/render-timeline.js';
+import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { findInvocation, indexInvocations } from './invocation-index.js';
 import { ShowOutputSchema } from './json-output-schemas.js';
@@ -60,7 +61,7 @@ export function registerShow(cli: CAC, context: CliContext): void {
         return 0;
       }
       terminal.line(
-        `${c.bold(invocation.invocationId)} ${c.dim(`session ${invocation.sessionId} · turn ${invocation.turnId} · run ${invocation.runId}`)}`,
+        `${c.bold(shownText(invocation.invocationId))} ${c.dim(shownText(`session ${invocation.sessionId} · turn ${invocation.turnId} · run ${invocation.runId}`))}`,
       );
       const lines = await renderTimeline(events, { colors: c, readResult, full: options.full === true });
       for (const line of lines) terminal.line(line);

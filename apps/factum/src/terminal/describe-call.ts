@@ -1,9 +1,11 @@
+import { shownText } from './terminal-text.js';
+
 /** At most this many characters of a value in one line. */
 const WIDTH = 72;
 
-/** One line of text, cut to `width` with an ellipsis. */
+/** One line of text, cut to `width` with an ellipsis, safe to print (see `shownText`). */
 export function oneLine(text: string, width = WIDTH): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = shownText(text.replace(/\s+/g, ' ').trim());
   return flat.length <= width ? flat : `${flat.slice(0, width - 1)}…`;
 }
 
@@ -20,8 +22,12 @@ export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
 
-/** How a call reads in a timeline: the tool and the gist of its input. */
+/** How a call reads in a timeline: the tool and the gist of its input, safe to print. */
 export function describeCall(name: string, input: unknown): string {
+  return shownText(callGist(name, input));
+}
+
+function callGist(name: string, input: unknown): string {
   switch (name) {
     case 'read_file':
     case 'list_files':
@@ -41,8 +47,12 @@ export function describeCall(name: string, input: unknown): string {
   }
 }
 
-/** How a successful result reads in a timeline: a short summary, never the whole value. */
+/** How a successful result reads in a timeline: a short summary, never the whole value, safe to print. */
 export function describeResult(name: string, value: unknown): string {
+  return shownText(resultGist(name, value));
+}
+
+function resultGist(name: string, value: unknown): string {
   const count = (key: string) => {
     const list = field(value, key);
     return Array.isArray(list) ? list.length : 0;
@@ -71,6 +81,8 @@ export function describeResult(name: string, value: unknown): string {
 /** The source of a code cell as a few lines for a timeline (the rest is counted, not shown). */
 export function cellSource(input: unknown, maxLines = 8): string[] {
   const lines = (text(field(input, 'code')) ?? '').split('\n');
-  const shown = lines.slice(0, maxLines).map((line) => (line.length > 96 ? `${line.slice(0, 95)}…` : line));
+  const shown = lines
+    .slice(0, maxLines)
+    .map((line) => shownText(line.length > 96 ? `${line.slice(0, 95)}…` : line));
   return lines.length > maxLines ? [...shown, `… ${lines.length - maxLines} more lines`] : shown;
 }

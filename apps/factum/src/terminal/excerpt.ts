@@ -1,11 +1,8 @@
+import { shownStream } from './terminal-text.js';
+
 /** How much of a long value `show` prints unless `--full` is given. */
 export const EXCERPT_LINES = 12;
 const EXCERPT_CHARS = 1_500;
-
-// C0/C1 controls other than newline and tab: a tool result or model text is untrusted and
-// must not move the cursor, recolour or retitle the terminal that prints it.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it removes
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 /**
  * A value as text: strings as they are; an object's multi-line string fields (a file's
@@ -34,7 +31,9 @@ export function excerpt(
   text: string,
   options: { readonly full: boolean; readonly indent: string },
 ): string[] {
-  const clean = text.replace(CONTROL, '\uFFFD').replace(/\s+$/, '');
+  // A tool result or model text is untrusted: it must not move the cursor, recolour or
+  // retitle the terminal that prints it. Newlines stay; they are split into lines here.
+  const clean = shownStream(text).replaceAll('\t', '  ').replace(/\s+$/, '');
   if (clean === '') return [];
   let lines = clean.split('\n');
   let more = 0;

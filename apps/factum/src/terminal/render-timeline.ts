@@ -3,6 +3,7 @@ import type { StoredEvent } from '@factum/event-log';
 import { describeCall, describeResult, oneLine, plural } from './describe-call.js';
 import { excerpt, textOf } from './excerpt.js';
 import type { Colors } from './terminal.js';
+import { shownText as t } from './terminal-text.js';
 
 /** Reads a stored tool result (a settlement's or a reconciliation's). */
 export type ResultReader = (eventId: string) => Promise<unknown>;
@@ -48,15 +49,15 @@ export async function renderTimeline(
         const what =
           input.kind === 'message'
             ? `${c.bold('message')} ${JSON.stringify(oneLine(input.content, 80))}`
-            : `${c.bold(input.kind)} from run ${input.source.invocation.runId} at #${input.source.highWater}`;
+            : `${c.bold(input.kind)} from run ${t(input.source.invocation.runId)} at #${input.source.highWater}`;
         const mode = fact.configuration
-          ? c.dim(` (${fact.configuration.toolMode}, ${fact.configuration.cwd})`)
+          ? c.dim(` (${fact.configuration.toolMode}, ${t(fact.configuration.cwd)})`)
           : '';
         lines.push(`${at(sequence)} opened   ${what}${mode}`);
         break;
       }
       case 'model_requested':
-        lines.push(`${at(sequence)} model    ${fact.stepId} requested ${c.dim(`(${fact.modelId})`)}`);
+        lines.push(`${at(sequence)} model    ${t(fact.stepId)} requested ${c.dim(`(${t(fact.modelId)})`)}`);
         break;
       case 'model_completed': {
         const text = fact.output.parts.flatMap((part) => (part.kind === 'text' ? [part.text] : [])).join('');
@@ -67,7 +68,7 @@ export async function renderTimeline(
           .flatMap((part) => (part.kind === 'reasoning' ? [part.text] : []))
           .join('');
         lines.push(
-          `${at(sequence)} model    ${fact.stepId} completed${calls > 0 ? ` + ${plural(calls, 'tool call')}` : ''} ${c.dim(`(${fact.output.finishReason}, ${fact.output.usage.totalTokens} tokens${streamed})`)}`,
+          `${at(sequence)} model    ${t(fact.stepId)} completed${calls > 0 ? ` + ${plural(calls, 'tool call')}` : ''} ${c.dim(`(${t(fact.output.finishReason)}, ${fact.output.usage.totalTokens} tokens${streamed})`)}`,
         );
         if (reasoning !== '') lines.push(c.dim('               reasoning:'), ...under(reasoning, true));
         if (text !== '') lines.push(...under(text));
@@ -101,7 +102,7 @@ export async function renderTimeline(
         const result =
           outcome.kind === 'succeeded'
             ? `${c.green('succeeded')} ${describeResult(fact.call.name, value)}`
-            : `${c.red(`failed {${outcome.error.code}}`)} ${outcome.error.message}`;
+            : `${c.red(`failed {${t(outcome.error.code)}}`)} ${t(outcome.error.message)}`;
         lines.push(`${t1} ${c.dim('→')} T2 #${end.sequence} ${result} ${c.dim(`· ${took} ms`)}`);
         if (outcome.kind === 'succeeded') lines.push(...under(textOf(value), true));
         break;
@@ -110,17 +111,19 @@ export async function renderTimeline(
         break;
       case 'tool_notified': {
         const depth = (dispatches.get(fact.operationId)?.depth ?? 0) + 1;
-        lines.push(`${at(sequence)} notify   ${'  '.repeat(depth)}${c.dim(fact.message)}`);
+        lines.push(`${at(sequence)} notify   ${'  '.repeat(depth)}${c.dim(t(fact.message))}`);
         break;
       }
       case 'tool_rejected':
         lines.push(
-          `${at(sequence)} tool     ${c.yellow('⊘')} ${describeCall(fact.name, fact.input)} ${c.yellow(rejectionSentence(fact.reason))}`,
+          `${at(sequence)} tool     ${c.yellow('⊘')} ${describeCall(fact.name, fact.input)} ${c.yellow(t(rejectionSentence(fact.reason)))}`,
         );
         break;
       case 'tool_redispatched': {
         const name = dispatches.get(fact.operationId)?.fact.call.name ?? fact.operationId;
-        lines.push(`${at(sequence)} recover  ${name} re-run, attempt ${fact.attempt}: ${c.dim(fact.reason)}`);
+        lines.push(
+          `${at(sequence)} recover  ${t(name)} re-run, attempt ${fact.attempt}: ${c.dim(t(fact.reason))}`,
+        );
         break;
       }
       case 'tool_reconciled': {
@@ -131,9 +134,9 @@ export async function renderTimeline(
           decision.kind === 'succeeded'
             ? `${c.green('succeeded')} ${describeResult(name, value)}`
             : decision.kind === 'failed'
-              ? `${c.red(`failed {${decision.error.code}}`)} ${decision.error.message}`
-              : `${c.yellow('unknown')} ${decision.note}`;
-        lines.push(`${at(sequence)} recover  ${name} reconciled by ${fact.policy}: ${detail}`);
+              ? `${c.red(`failed {${t(decision.error.code)}}`)} ${t(decision.error.message)}`
+              : `${c.yellow('unknown')} ${t(decision.note)}`;
+        lines.push(`${at(sequence)} recover  ${t(name)} reconciled by ${t(fact.policy)}: ${detail}`);
         if (decision.kind === 'succeeded') lines.push(...under(textOf(value), true));
         break;
       }
@@ -143,10 +146,10 @@ export async function renderTimeline(
           outcome.kind === 'completed'
             ? c.green('completed')
             : outcome.kind === 'failed'
-              ? `${c.red(`failed {${outcome.error.code}}`)} ${outcome.error.message}`
+              ? `${c.red(`failed {${t(outcome.error.code)}}`)} ${t(outcome.error.message)}`
               : outcome.kind === 'cancelled'
                 ? c.yellow(`cancelled {${outcome.source}}`)
-                : c.yellow(`paused for a handoff to run ${outcome.pause.intent.successorRunId}`);
+                : c.yellow(`paused for a handoff to run ${t(outcome.pause.intent.successorRunId)}`);
         lines.push(`${at(sequence)} ended    ${text}`);
         break;
       }

@@ -3,6 +3,7 @@ import type { RunObserver } from '@factum/engine';
 import type { EventLog, StoredEvent } from '@factum/event-log';
 import { cellSource, describeCall, describeResult } from './describe-call.js';
 import type { Spinner, Terminal } from './terminal.js';
+import { shownStream, shownText } from './terminal-text.js';
 
 /** Options of a run view. */
 export type RunViewOptions = {
@@ -136,7 +137,7 @@ export class RunView {
         terminal.write(this.#pad + (this.#options.textLabel ? `${this.#options.textLabel} ` : ''));
         this.#inText = true;
       }
-      const indented = text.replaceAll('\n', `\n${this.#pad}`);
+      const indented = shownStream(text).replaceAll('\n', `\n${this.#pad}`);
       // A refusal is shown as the model said it, marked so it is not read as an answer.
       terminal.write(
         observation.kind === 'reasoning_delta'
@@ -190,7 +191,7 @@ export class RunView {
       }
       case 'tool_notified': {
         const call = this.#live.get(fact.operationId);
-        this.#print(`${c.dim('·')} ${c.dim(fact.message)}`, (call?.indent ?? 0) + 2);
+        this.#print(`${c.dim('·')} ${c.dim(shownText(fact.message))}`, (call?.indent ?? 0) + 2);
         return;
       }
       case 'tool_settled': {
@@ -211,7 +212,7 @@ export class RunView {
           );
         } else {
           this.#print(
-            `${c.red('✖')} ${call.label} ${c.dim('—')} ${c.red(fact.outcome.error.message)} ${took}`,
+            `${c.red('✖')} ${call.label} ${c.dim('—')} ${c.red(shownText(fact.outcome.error.message))} ${took}`,
             call.indent,
           );
         }
@@ -219,8 +220,11 @@ export class RunView {
       }
       case 'tool_rejected': {
         const server = this.#options.toolServers?.get(fact.name);
-        const label = `${describeCall(fact.name, fact.input)}${server === undefined ? '' : ` ${c.dim(`[${server}]`)}`}`;
-        this.#print(`${c.yellow('⊘')} ${label} ${c.dim('—')} ${c.yellow(rejectionSentence(fact.reason))}`, 0);
+        const label = `${describeCall(fact.name, fact.input)}${server === undefined ? '' : ` ${c.dim(`[${shownText(server)}]`)}`}`;
+        this.#print(
+          `${c.yellow('⊘')} ${label} ${c.dim('—')} ${c.yellow(shownText(rejectionSentence(fact.reason)))}`,
+          0,
+        );
         return;
       }
       default:

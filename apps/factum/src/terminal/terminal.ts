@@ -1,5 +1,6 @@
 import ora, { type Ora } from 'ora';
 import pc from 'picocolors';
+import { terminalSafe } from './terminal-text.js';
 
 /** The colour functions a terminal writes with (all identity when colour is off). */
 export type Colors = ReturnType<typeof pc.createColors>;
@@ -57,14 +58,14 @@ export class Terminal {
   /** Writes text as it is (streamed model text); tracks whether a line is open. */
   write(text: string): void {
     if (text === '') return;
-    this.#init.stdout.write(text);
+    this.#init.stdout.write(terminalSafe(text));
     this.#atLineStart = text.endsWith('\n');
   }
 
   /** Writes one line, closing any line streamed text left open. */
   line(text = ''): void {
     this.endLine();
-    this.#init.stdout.write(`${text}\n`);
+    this.#init.stdout.write(`${terminalSafe(text)}\n`);
     this.#atLineStart = true;
   }
 
@@ -76,7 +77,7 @@ export class Terminal {
 
   /** Writes one line to stderr (errors). */
   error(text: string): void {
-    this.#init.stderr.write(`${text}\n`);
+    this.#init.stderr.write(`${terminalSafe(text)}\n`);
   }
 
   /** A spinner: animated on a TTY; elsewhere silent until it ends in one line. */

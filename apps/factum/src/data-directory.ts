@@ -1,0 +1,54 @@
+import {
+  appendFileSync,
+  chmodSync,
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** The log's file in a data directory. */
+export const LOG_FILE = 'events.sqlite';
+
+/**
+ * Makes `dataDir` private before the log opens it: the directory 0700, every file in
+ * it 0600 (a looser one left by an older version is tightened). The log file is
+ * created 0600 first because SQLite gives its `-wal` and `-shm` files the log file's
+ * mode. When this creates the directory inside a git work tree, the directory is added
+ * to the `.gitignore` beside it, so transcripts are never committed by accident.
+ */
+export function prepareDataDirectory(dataDir: string, options: { readonly log?: boolean } = {}): void {
+  const existed = existsSync(dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  // Without a SQLite log (a server on PostgreSQL keeps only its token here) no log file is made.
+  if (options.log !== false) closeSync(openSync(join(dataDir, LOG_FILE), 'a', 0o600));
+  for (const name of readdirSync(dataDir)) {
+    const path = join(dataDir, name);
+    const info = lstatSync(path);
+    if (info.isFile() && (info.mode & 0o077) !== 0) chmodSync(path, 0o600);
+  }
+  if (!existed && insideGitWorkTree(dirname(dataDir))) ignoreInGit(dataDir);
+}
+
+function insideGitWorkTree(directory: string): boolean {
+  for (let at = directory; ; at = dirname(at)) {
+    if (existsSync(join(at, '.git'))) return true;
+    if (dirname(at) === at) return false;
+  }
+}
+
+function ignoreInGit(dataDir: string): void {
+  const file = join(dirname(dataDir), '.gitignore');
+  const entry = `/${basename(dataDir)}/`;
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const lines = current.split(/\r?\n/).map((line) => line.trim());
+  if (lines.includes(entry) || lines.includes(`${basename(dataDir)}/`) || lines.includes(basename(dataDir)))
+    return;
+  const separator = current === '' || current.endsWith('\n') ? '' : '\n';
+  appendFileSync(file, `${separator}# Factum's log and state (local, private)\n${entry}\n`);
+}

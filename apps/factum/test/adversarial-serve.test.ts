@@ -1,0 +1,93 @@
+import { EventEmitter } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { startScriptedProvider } from '@factum/model/testing';
+import { cac } from 'cac';
+import { describe, expect, it } from 'vitest';
+import type { CliContext } from '../src/commands/cli-context.ts';
+import { registerServe } from '../src/commands/serve.ts';
+import { Terminal } from '../src/terminal/terminal.ts';
+
+/** `factum serve …` in this process, its output captured and its signals in the test's hand. */
+function serve(cwd: string, args: string[], env: NodeJS.ProcessEnv) {
+  let out = '';
+  const sink = () =>
+    new Writable({
+      write(chunk, _encoding, done) {
+        out += String(chunk);
+        done();
+      },
+    });
+  const signals = new EventEmitter();
+  const context: CliContext = {
+    cwd,
+    env: { NO_COLOR: '1', ...env },
+    terminal: new Terminal({ stdout: sink(), stderr: sink(), env: { NO_COLOR: '1' } }),
+    self: { execPath: process.execPath, args: [] },
+    version: '0.0.0-test',
+    signals: signals as unknown as CliContext['signals'],
+  };
+  const cli = cac('factum');
+  cli.option('--dir <path>', 'data directory');
+  registerServe(cli, context);
+  cli.parse(['node', 'factum', 'serve', ...args], { run: false });
+  const exit = Promise.resolve(cli.runMatchedCommand()) as Promise<number>;
+  return {
+    exit,
+    output: () => out,
+    signal: (name: 'SIGINT' | 'SIGTERM') => signals.emit(name),
+    async url(): Promise<string> {
+      for (let attempt = 0; attempt < 200 && !/timeline\s+(\S+)/.test(out); attempt += 1) {
+        await Promise.race([exit, new Promise((resolve) => setTimeout(resolve, 25))]);
+      }
+      const match = /timeline\s+(http:\S+)\//.exec(out);
+      if (!match?.[1]) throw new Error(`no URL printed:\n${out}`);
+      return match[1];
+    },
+  };
+}
+
+describe('factum serve and its configuration', () => {
+  it('reads the provider once, at start: a configuration rewritten while it runs cannot redirect the key', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'factum-serve-config-'));
+    await using provider = await startScriptedProvider();
+    provider.script({ text: 'served' });
+    const stolen: string[] = [];
+    const evil = createServer((request, response) => {
+      stolen.push(String(request.headers.authorization));
+      response.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    const evilUrl = `http://127.0.0.1:${(evil.address() as { port: number }).port}/v1`;
+    try {
+      const userFile = join(root, 'config-home', 'factum', 'config.json');
+      mkdirSync(join(root, 'config-home', 'factum'), { recursive: true });
+      writeFileSync(userFile, JSON.stringify({ baseUrl: provider.baseUrl, model: 'test' }));
+      const env = { XDG_CONFIG_HOME: join(root, 'config-home'), FACTUM_API_KEY: 'sk-sentinel-serve' };
+      const server = serve(
+        root,
+        ['--port', '0', '--dir', '.factum', '--token', 'serve-token-0123456789'],
+        env,
+      );
+      const url = await server.url();
+      writeFileSync(userFile, JSON.stringify({ baseUrl: evilUrl, model: 'test' }));
+      const turn = await fetch(`${url}/api/sessions/s-1/turns`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer serve-token-0123456789', 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'hi' }),
+      });
+      expect(turn.status).toBe(202);
+      await provider.requestArrived(0);
+      server.signal('SIGINT');
+      expect(await server.exit).toBe(0);
+      expect(provider.recorded[0]!.headers.authorization).toBe('Bearer sk-sentinel-serve');
+      expect(stolen).toEqual([]);
+    } finally {
+      evil.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
