@@ -56,6 +56,19 @@ function* walk(dir) {
   }
 }
 
+// The app bundles the workspace packages into its dist and leaves their libraries to npm:
+// every library a bundled package depends on must be a dependency of the app, or the
+// installed app would carry a bundled copy of it (or fail to find it).
+const app = JSON.parse(readFileSync(join('apps', 'factum', 'package.json'), 'utf8'));
+for (const name of Object.keys(app.devDependencies ?? {}).filter((dep) => dep.startsWith('@factum/'))) {
+  const file = join('packages', name.slice('@factum/'.length), 'package.json');
+  if (!existsSync(file)) continue;
+  for (const dep of Object.keys(JSON.parse(readFileSync(file, 'utf8')).dependencies ?? {})) {
+    if (!dep.startsWith('@factum/') && !app.dependencies?.[dep])
+      problems.push(`apps/factum bundles ${name}, which depends on ${dep}: add ${dep} to the app's dependencies`);
+  }
+}
+
 if (problems.length > 0) {
   console.error(`Dependency direction check failed:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   process.exit(1);
