@@ -1,4 +1,5 @@
 import { type ModelToolCall, providerOperationId } from '@factum/agent-facts';
+import type { InvocationOwnership } from './invocation-ownership.js';
 import type { StoredEvent } from './stored-event.js';
 
 /** A call the model asked for that was neither dispatched nor rejected. */
@@ -17,6 +18,8 @@ export type InvocationRecovery = {
   readonly uncertainOperations: string[];
   readonly undispatchedCalls: UndispatchedCall[];
   readonly ended: boolean;
+  /** Who owns the invocation and whether its lease is live (from `EventLog.invocationRecovery`). */
+  readonly ownership?: InvocationOwnership;
 };
 
 /** Computes recovery from one invocation's events, in order. Pure: runs no effect. */

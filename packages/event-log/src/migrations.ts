@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import type { LogDatabase } from './log-schema.js';
+import { hostsMigration } from './migration-0003-hosts.js';
 
 /**
  * The log's schema. Uniqueness that the promise depends on is a constraint, not a
@@ -73,6 +74,7 @@ function migrationsFor(dialect: 'sqlite' | 'postgres'): Record<string, Migration
         if (dialect === 'sqlite') await sequenceAsRowid(db);
       },
     },
+    '0003_hosts_and_leases': hostsMigration,
   };
 }
 
