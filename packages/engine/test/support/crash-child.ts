@@ -38,7 +38,14 @@ provider.script(
   scenario === 'stream' ? { text: ['one ', 'two ', 'three ', 'four'], chunkDelayMs: 5 } : oneCall('echo'),
   { text: 'done' },
 );
-const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
+// The test's engine registers the same host id after the crash, as a restarted host
+// does: the crashed epoch's invocations are then recoverable at once.
+const engine = new Engine({
+  log,
+  models: new ModelExecutor({ timeoutMs: 5_000 }),
+  code: new CodeExecutor(),
+  options: { lease: { hostId: 'crash-host' } },
+});
 const run = input(provider, 'crash', effect);
 let observations = 0;
 const running = await engine.start(run, {
