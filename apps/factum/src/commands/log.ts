@@ -5,6 +5,7 @@ import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js
 import { CliError } from './cli-error.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
 import { describeOutcome } from './live-run.js';
+import { ownershipText } from './ownership-text.js';
 
 type LogOptions = GlobalOptions & {
   readonly session?: string;
@@ -52,6 +53,10 @@ export function registerLog(cli: CAC, context: CliContext): void {
           terminal.line(c.bold(session));
         }
         terminal.line(`  ${row(summary, context)}`);
+        if (summary.outcome === undefined) {
+          const ownership = await runtime.log.invocationOwnership(summary.invocation);
+          terminal.line(c.dim(`      ${ownershipText(ownership)}`));
+        }
       }
       terminal.line();
       const first = Math.max(0, end - limit) + 1;

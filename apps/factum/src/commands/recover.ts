@@ -3,6 +3,7 @@ import { FactumRuntime } from '../factum-runtime.js';
 import { describeCall, plural } from '../terminal/describe-call.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
+import { ownershipText } from './ownership-text.js';
 import { catalogFor, reconcileInvocation, resolutionOf } from './recovery-plan.js';
 
 type RecoverOptions = GlobalOptions & { readonly apply?: boolean };
@@ -17,7 +18,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
     .command('recover', 'List unfinished invocations and uncertain operations, and how to resolve them')
     .option(
       '--apply',
-      'end unfinished invocations and reconcile what the tools can (only when no run is live)',
+      "end unfinished invocations whose host is gone and reconcile what the tools can (live hosts' runs are left alone)",
     )
     .action(async (options: RecoverOptions) => {
       const { terminal } = context;
@@ -35,10 +36,11 @@ export function registerRecover(cli: CAC, context: CliContext): void {
       if (unfinished.length > 0) {
         terminal.line(c.bold(`Unfinished invocations (${unfinished.length}): no invocation_ended`));
         for (const summary of unfinished) {
+          const ownership = await runtime.log.invocationOwnership(summary.invocation);
           terminal.line(
             `  ${c.yellow('⚠')} ${summary.invocation.invocationId} ${c.dim(`session ${summary.invocation.sessionId} · run ${summary.invocation.runId}`)}`,
           );
-          terminal.line(c.dim('      if no process is running it: --apply ends it failed {interrupted}'));
+          terminal.line(c.dim(`      ${ownershipText(ownership)}`));
         }
       }
       if (uncertain.length > 0) {
@@ -51,13 +53,19 @@ export function registerRecover(cli: CAC, context: CliContext): void {
         return 0;
       }
       terminal.line();
-      const ended = await runtime.engine.recover();
+      const report = await runtime.engine.sweep();
       terminal.line(
-        `${c.green('✔')} ended ${plural(ended, 'unfinished invocation')} as failed {interrupted}`,
+        `${c.green('✔')} ended ${plural(report.ended.length, 'unfinished invocation')} as failed {interrupted}`,
       );
+      for (const left of [...report.live, ...report.invalid]) {
+        terminal.line(
+          `${c.yellow('⚠')} ${left.invocation.invocationId} ${c.dim(ownershipText(left.ownership))}`,
+        );
+      }
       index = await indexInvocations(runtime.log);
       let left = 0;
-      for (const summary of index.filter((entry) => entry.open.size > 0)) {
+      // A live run's operations are in flight, not uncertain: only ended runs are reconciled.
+      for (const summary of index.filter((entry) => entry.open.size > 0 && entry.outcome !== undefined)) {
         for (const outcome of await reconcileInvocation(runtime, summary)) {
           const closed = outcome.decision === 'succeeded' || outcome.decision === 'failed';
           if (!closed) left += 1;

@@ -54,12 +54,12 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const workspace = await Workspace.open(context.cwd);
   const target: RuntimeTarget =
     options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };
-  // A shared PostgreSQL log may hold other hosts' live runs: recovering them at start
-  // would end invocations that are still running elsewhere (`factum recover` does it on purpose).
-  const runtime = await FactumRuntime.open({
-    target,
-    claim: options.postgres === undefined,
-    ...(options.postgres === undefined ? {} : { engine: { recoverOnStart: false } }),
+  const runtime = await FactumRuntime.open({ target });
+  // A server is a host from its start: it recovers what dead hosts left and sweeps for
+  // them from then on; other live processes' runs (a CLI, another server) are left alone.
+  await runtime.engine.recover().catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
   });
   const server = await startServer({
     runtime,
