@@ -105,7 +105,7 @@ export class Engine {
     const options = this.#options.lease;
     if (options === false) return;
     const lease = this.#log.lease ?? (await this.#log.holdLease(options));
-    const every = this.#options.sweepEveryMs ?? Math.max(1, Math.floor(lease.ttlMs / 2));
+    const every = this.#options.sweepEveryMs ?? Math.max(1, Math.floor(lease.ttlMs / 4));
     if (every > 0) this.#sweeper = new RecoverySweeper(this.#log, every);
   }
 

@@ -44,10 +44,8 @@ const engine = new Engine({
   log,
   models: new ModelExecutor({ timeoutMs: 20_000, retry: { maxAttempts: 1 } }),
   code: new CodeExecutor(),
-  options: {
-    lease: { hostId: name!, ttlMs, renewEveryMs: Math.floor(ttlMs / 3) },
-    sweepEveryMs: Math.floor(ttlMs / 2),
-  },
+  // Renewal (ttl/3) and the sweeper (ttl/4) at their default pace.
+  options: { lease: { hostId: name!, ttlMs } },
 });
 
 function input(sessionId: string, suffix: string, allowPriorUnknown = false): RunInput {
