@@ -32,41 +32,43 @@ export async function registerHost(
   dialect: Dialect,
   info: HostInfo,
 ): Promise<{ epoch: number; expiresAt: number }> {
-  return db.transaction().execute(async (trx) => {
-    const existing = await trx
-      .selectFrom('hosts')
-      .selectAll()
-      .where('host_id', '=', info.hostId)
-      .executeTakeFirst();
-    if (existing !== undefined) {
-      const clock = await sql<{ now: number }>`select ${now(dialect)} as now`.execute(trx);
-      const lease = leaseOf(existing, Number(clock.rows[0]?.now));
-      if (!lease.valid) {
-        throw new EventLogError(
-          'corrupt_row',
-          `the row of host ${info.hostId} cannot be trusted (${lease.reason}): delete it, or register under another host id`,
-        );
-      }
+  // The check reads, then one statement writes: no read-then-write transaction, which
+  // SQLite may refuse at once (a stale snapshot) when another process registers beside it.
+  const existing = await db
+    .selectFrom('hosts')
+    .selectAll()
+    .where('host_id', '=', info.hostId)
+    .executeTakeFirst();
+  if (existing !== undefined) {
+    const clock = await sql<{ now: number }>`select ${now(dialect)} as now`.execute(db);
+    const lease = leaseOf(existing, Number(clock.rows[0]?.now));
+    if (!lease.valid) {
+      throw new EventLogError(
+        'corrupt_row',
+        `the row of host ${info.hostId} cannot be trusted (${lease.reason}): delete it, or register under another host id`,
+      );
     }
-    const epoch = existing === undefined ? 1 : Number(existing.epoch) + 1;
-    const values = {
-      host_id: info.hostId,
-      epoch,
-      pid: info.pid,
-      hostname: info.hostname,
-      started_at: info.startedAt,
-      ttl_ms: info.ttlMs,
-      renewed_at: now(dialect),
-      expires_at: sql<number>`${now(dialect)} + ${info.ttlMs}`,
-    };
-    const row = await trx
-      .insertInto('hosts')
-      .values(values)
-      .onConflict((conflict) => conflict.column('host_id').doUpdateSet(values))
-      .returning(['epoch', 'expires_at'])
-      .executeTakeFirstOrThrow();
-    return { epoch: Number(row.epoch), expiresAt: Number(row.expires_at) };
-  });
+  }
+  const values = {
+    host_id: info.hostId,
+    epoch: 1,
+    pid: info.pid,
+    hostname: info.hostname,
+    started_at: info.startedAt,
+    ttl_ms: info.ttlMs,
+    renewed_at: now(dialect),
+    expires_at: sql<number>`${now(dialect)} + ${info.ttlMs}`,
+  };
+  // The epoch moves in the same statement, so two registrations of one id never share one.
+  const row = await db
+    .insertInto('hosts')
+    .values(values)
+    .onConflict((conflict) =>
+      conflict.column('host_id').doUpdateSet({ ...values, epoch: sql<number>`hosts.epoch + 1` }),
+    )
+    .returning(['epoch', 'expires_at'])
+    .executeTakeFirstOrThrow();
+  return { epoch: Number(row.epoch), expiresAt: Number(row.expires_at) };
 }
 
 /**

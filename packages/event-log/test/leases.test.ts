@@ -167,4 +167,20 @@ describe.each(testStores())('host leases on $name', (stores) => {
     await b.append(write(invocation('-b'), facts.opened()));
     await b.close();
   });
+
+  it('registrations of one host id at once each get their own epoch, and only the last one is live', async () => {
+    await using store = await stores.create();
+    await (await EventLog.open(store.target)).close();
+    const logs = await Promise.all(Array.from({ length: 6 }, () => EventLog.open(store.target)));
+    await Promise.all(
+      logs.map((log) => log.holdLease({ hostId: 'host-same', ttlMs: 60_000, renewEveryMs: 20_000 })),
+    );
+    const epochs = logs.map((log) => log.lease!.stamp.epoch).sort((a, b) => a - b);
+    expect(epochs).toEqual([1, 2, 3, 4, 5, 6]);
+    const last = logs.find((log) => log.lease!.stamp.epoch === 6)!;
+    const first = logs.find((log) => log.lease!.stamp.epoch === 1)!;
+    await first.append(write(invocation('-1'), facts.opened()));
+    expect((await last.unfinishedOwnership())[0]!.ownership.lease).toBe('expired');
+    await Promise.all(logs.map((log) => log.close()));
+  });
 });
