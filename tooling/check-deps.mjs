@@ -65,7 +65,9 @@ for (const name of Object.keys(app.devDependencies ?? {}).filter((dep) => dep.st
   if (!existsSync(file)) continue;
   for (const dep of Object.keys(JSON.parse(readFileSync(file, 'utf8')).dependencies ?? {})) {
     if (!dep.startsWith('@factum/') && !app.dependencies?.[dep])
-      problems.push(`apps/factum bundles ${name}, which depends on ${dep}: add ${dep} to the app's dependencies`);
+      problems.push(
+        `apps/factum bundles ${name}, which depends on ${dep}: add ${dep} to the app's dependencies`,
+      );
   }
 }
 

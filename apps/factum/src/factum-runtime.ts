@@ -6,7 +6,6 @@ import { Engine, type EngineOptions } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { prepareDataDirectory } from './data-directory.js';
-import { HostClaim } from './host-claim.js';
 
 /** Where a runtime keeps its log: a SQLite file (default `.factum/events.sqlite`) or PostgreSQL. */
 export type RuntimeTarget = { readonly dataDir: string } | { readonly postgres: string };
@@ -16,8 +15,6 @@ export type FactumRuntimeOptions = {
   readonly target?: RuntimeTarget;
   readonly modelTimeoutMs?: number;
   readonly engine?: EngineOptions;
-  /** Claim the data directory for this process (a server), so other commands leave its runs alone. */
-  readonly claim?: boolean;
 };
 
 /** The default data directory: `.factum` in the current working directory. */
@@ -35,7 +32,6 @@ export class FactumRuntime implements AsyncDisposable {
   readonly models: ModelExecutor;
   readonly code: CodeExecutor;
   readonly description: string;
-  readonly #claim: HostClaim | undefined;
 
   private constructor(init: {
     log: EventLog;
@@ -43,38 +39,33 @@ export class FactumRuntime implements AsyncDisposable {
     models: ModelExecutor;
     code: CodeExecutor;
     description: string;
-    claim: HostClaim | undefined;
   }) {
     this.log = init.log;
     this.engine = init.engine;
     this.models = init.models;
     this.code = init.code;
     this.description = init.description;
-    this.#claim = init.claim;
   }
 
   static async open(options: FactumRuntimeOptions = {}): Promise<FactumRuntime> {
     const target = options.target ?? { dataDir: defaultDataDir() };
     const path = 'postgres' in target ? undefined : join(target.dataDir, 'events.sqlite');
-    const dataDir = 'dataDir' in target ? target.dataDir : undefined;
-    // A live server on this directory is running its invocations: recovery must not end them.
-    const served = dataDir !== undefined && HostClaim.holder(dataDir) !== undefined;
-    if (dataDir !== undefined) prepareDataDirectory(dataDir);
+    if ('dataDir' in target) prepareDataDirectory(target.dataDir);
     const log = await EventLog.open(path ?? { postgres: (target as { postgres: string }).postgres });
-    const claim = options.claim && dataDir !== undefined ? HostClaim.take(dataDir) : undefined;
     const models = new ModelExecutor({ timeoutMs: options.modelTimeoutMs ?? 120_000 });
     const code = new CodeExecutor();
-    const engineOptions = { ...options.engine, ...(served ? { recoverOnStart: false } : {}) };
-    const engine = new Engine({ log, models, code, options: engineOptions });
-    return new FactumRuntime({ log, engine, models, code, description: path ?? 'PostgreSQL', claim });
+    // Every process that runs turns is a host of the log with its own lease (taken at
+    // its first run): recovery, here or in any other process, ends only the runs of
+    // hosts whose lease expired, never a live `run` or `serve` beside it.
+    const engine = new Engine({ log, models, code, ...(options.engine ? { options: options.engine } : {}) });
+    return new FactumRuntime({ log, engine, models, code, description: path ?? 'PostgreSQL' });
   }
 
-  /** Waits for every run to drain, then closes the log and the code executor. */
+  /** Waits for every run to drain, stops the sweeper, then closes the log (ending its lease). */
   async close(): Promise<void> {
-    await this.engine.drain();
+    await this.engine.close();
     await this.log.close();
     await this.code.close();
-    this.#claim?.release();
   }
 
   [Symbol.asyncDispose](): Promise<void> {

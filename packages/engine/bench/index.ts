@@ -5,11 +5,15 @@ import { join } from 'node:path';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent, ToolResult } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
+import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor, type ModelRequest } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
 import { Engine } from '../src/index.ts';
+import { failover } from './failover.ts';
+import { fleet } from './fleet.ts';
+import { leaseOverhead } from './lease-overhead.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'factum-engine-bench-'));
 const turns = 60;
@@ -130,6 +134,17 @@ try {
     baselineValue: handTotal / 3,
     goal: '<= 1.3',
   });
+  await leaseOverhead();
+  // Several hosts need PostgreSQL (FACTUM_TEST_POSTGRES_URL, as the tests).
+  const postgres = testStores().find((factory) => factory.name === 'postgres');
+  if (postgres === undefined) {
+    console.log(
+      JSON.stringify({ skipped: ['failover_ms', 'pg_fleet'], reason: 'FACTUM_TEST_POSTGRES_URL is not set' }),
+    );
+  } else {
+    await failover(postgres);
+    await fleet(postgres);
+  }
 } finally {
   await provider.close();
   await code.close();

@@ -1,12 +1,19 @@
 import type { EventOrigin } from '@factum/agent-facts';
 import type { CodeExecutor } from '@factum/code-runtime';
-import { AppendRefusedError, type EventLog, recoverInvocations } from '@factum/event-log';
+import {
+  AppendRefusedError,
+  type EventLog,
+  type LeaseOptions,
+  type RecoveryReport,
+  recoverExpired,
+} from '@factum/event-log';
 import type { ModelExecutor } from '@factum/model';
 import { admit } from './admission.js';
 import { AgentLoop } from './agent-loop.js';
 import { HandoffGate } from './handoff-gate.js';
 import { InvocationWriter } from './invocation-writer.js';
 import type { ContextBounds, RunObserver } from './model-turn.js';
+import { RecoverySweeper } from './recovery-sweeper.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import { RunningInvocation } from './running-invocation.js';
@@ -18,11 +25,22 @@ export type EngineOptions = {
   /** Bounds of the session history a prompt is built from. */
   readonly contextBounds?: ContextBounds;
   /**
-   * End invocations left unfinished by a process that died, before the first admission
-   * (default true). Turn it off where other processes share the log and may still be
-   * running them.
+   * End invocations whose owner's lease has expired before the first admission (default
+   * true). Safe where other processes share the log: a live owner's runs are never
+   * touched.
    */
   readonly recoverOnStart?: boolean;
+  /**
+   * The host lease this engine holds on the log (default: a new host id, 10 s
+   * time-to-live). `false` runs without one: the engine's invocations have no owner, so
+   * any recovery may end them — only for a log no other process writes.
+   */
+  readonly lease?: LeaseOptions | false;
+  /**
+   * How often the engine recovers the runs of hosts whose lease expired (default half
+   * the time-to-live; 0 never sweeps). Runs only while the engine holds a lease.
+   */
+  readonly sweepEveryMs?: number;
   /** Where event ids and times come from. */
   readonly origin?: EventOrigin;
 };
@@ -44,10 +62,14 @@ export class Engine {
   readonly #log: EventLog;
   readonly #models: ModelExecutor;
   readonly #code: CodeExecutor;
-  readonly #options: Required<Omit<EngineOptions, 'origin'>> & Pick<EngineOptions, 'origin'>;
+  readonly #options: Required<Omit<EngineOptions, 'origin' | 'lease' | 'sweepEveryMs'>> &
+    Pick<EngineOptions, 'origin' | 'lease' | 'sweepEveryMs'>;
   readonly #live = new Set<string>();
   readonly #workers = new Set<Promise<unknown>>();
   #recovered: Promise<number> | undefined;
+  #hosting: Promise<void> | undefined;
+  #sweeper: RecoverySweeper | undefined;
+  #closed = false;
 
   constructor(init: { log: EventLog; models: ModelExecutor; code: CodeExecutor; options?: EngineOptions }) {
     this.#log = init.log;
@@ -58,17 +80,65 @@ export class Engine {
       contextBounds: init.options?.contextBounds ?? { maxEvents: 250_000, maxBytes: 256 * 1024 * 1024 },
       recoverOnStart: init.options?.recoverOnStart ?? true,
       origin: init.options?.origin,
+      lease: init.options?.lease ?? {},
+      sweepEveryMs: init.options?.sweepEveryMs,
     };
   }
 
-  /** Ends invocations a dead process left unfinished (once per engine); returns how many. */
-  recover(): Promise<number> {
-    this.#recovered ??= recoverInvocations(this.#log).catch((error: unknown) => {
-      // A failed recovery is tried again at the next admission, not remembered forever.
-      this.#recovered = undefined;
-      throw error;
+  /**
+   * Registers this engine as a host of the log (its lease, renewed in the background)
+   * and starts its sweeper. `start` and `recover` do it on first use; a server calls it
+   * at start-up so that it sweeps before its first run.
+   */
+  host(): Promise<void> {
+    if (this.#closed) return Promise.reject(new RunError('persistence', 'the engine is closed'));
+    this.#hosting ??= this.#hostOnce().catch((error: unknown) => {
+      this.#hosting = undefined;
+      throw new RunError('persistence', 'the engine could not register as a host of the log', {
+        cause: error,
+      });
     });
+    return this.#hosting;
+  }
+
+  async #hostOnce(): Promise<void> {
+    const options = this.#options.lease;
+    if (options === false) return;
+    const lease = this.#log.lease ?? (await this.#log.holdLease(options));
+    const every = this.#options.sweepEveryMs ?? Math.max(1, Math.floor(lease.ttlMs / 4));
+    if (every > 0) this.#sweeper = new RecoverySweeper(this.#log, every);
+  }
+
+  /**
+   * Ends the invocations whose owner's lease has expired (once per engine; the sweeper
+   * goes on doing it); returns how many it ended. A live owner's runs are never touched.
+   */
+  recover(): Promise<number> {
+    this.#recovered ??= this.sweep()
+      .then((report) => report.ended.length)
+      .catch((error: unknown) => {
+        // A failed recovery is tried again at the next admission, not remembered forever.
+        this.#recovered = undefined;
+        throw error;
+      });
     return this.#recovered;
+  }
+
+  /** One recovery pass now: what it ended, and the live and untrusted runs it left alone. */
+  async sweep(): Promise<RecoveryReport> {
+    await this.host();
+    return recoverExpired(this.#log);
+  }
+
+  /** Waits for every run, then stops the sweeper. The log's lease ends when the log closes. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.drain();
+    await this.#sweeper?.stop();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   /**
@@ -84,6 +154,7 @@ export class Engine {
     }
     this.#live.add(sessionId);
     try {
+      await this.host();
       if (this.#options.recoverOnStart) await this.recover();
       const opened = await admit(this.#log, input, this.#options.contextBounds);
       const writer = new InvocationWriter(this.#log, input.invocation, this.#options.origin);
@@ -160,6 +231,7 @@ function refusal(error: unknown): never {
   if (AppendRefusedError.isInstance(error)) {
     if (error.code === 'session_busy') throw new RunError('busy', error.message, { cause: error });
     if (error.code === 'session_held') throw new RunError('sealed', error.message, { cause: error });
+    if (error.code === 'lease_expired') throw new RunError('lease_lost', error.message, { cause: error });
   }
   throw new RunError('persistence', 'the opening of the invocation could not be recorded', { cause: error });
 }

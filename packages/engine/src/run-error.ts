@@ -14,6 +14,7 @@ const marker = Symbol.for('@factum/run-error');
  * - `cancelled`: the caller aborted; the run goes on finishing its effects and ends cancelled.
  * - `handoff_unavailable`: the run ended or another handoff is reserved.
  * - `persistence`: the log refused or could not confirm a write the run needed.
+ * - `lease_lost`: this host could not renew its lease in time; it starts no new run.
  */
 export type RunErrorCode =
   | 'busy'
@@ -25,7 +26,8 @@ export type RunErrorCode =
   | 'invalid_input'
   | 'cancelled'
   | 'handoff_unavailable'
-  | 'persistence';
+  | 'persistence'
+  | 'lease_lost';
 
 /** A typed refusal or failure of the engine; nothing is written when admission refuses. */
 export class RunError extends FactumError {

@@ -73,6 +73,8 @@ describe('crash safety of the engine', () => {
         log,
         models: new ModelExecutor({ timeoutMs: 5_000 }),
         code: new CodeExecutor(),
+        // A restarted host: the same id under a new epoch, so its dead epoch's runs end now.
+        options: { lease: { hostId: 'crash-host' } },
       });
       const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
       if (scenario !== 'handoff-after') {

@@ -1,4 +1,6 @@
-import type { Fact, Invocation, RuntimeEvent } from '@factum/agent-facts';
+import type { Fact, Invocation } from '@factum/agent-facts';
+import { checkOwner, type FencedWrite } from './fencing-rule.js';
+import type { InvocationOwner, LeaseView } from './invocation-owner.js';
 import { RuleRefusal } from './rule-refusal.js';
 
 /** What the rules need to know about an invocation. */
@@ -7,6 +9,8 @@ export type InvocationState = {
   readonly runId: string;
   ended: boolean;
   terminal: string | null;
+  /** Who may write to it (null: opened without a lease, anyone may). */
+  owner: InvocationOwner | null;
 };
 
 /** What the rules need to know about an operation id in a session. */
@@ -37,6 +41,9 @@ export interface RuleState {
 /** The state changes one accepted write makes, applied after its event row. */
 export type RuleEffects = {
   readonly openInvocation?: Invocation;
+  /** The owner of an opened invocation, or the new owner a takeover gives it. */
+  readonly owner?: InvocationOwner;
+  readonly takeOver?: boolean;
   readonly endInvocation?: { readonly terminal: string; readonly heldFor: string | null };
   readonly dispatch?: { readonly operationId: string; readonly parentOperationId: string | null };
   readonly reject?: { readonly operationId: string };
@@ -49,11 +56,14 @@ export type RuleEffects = {
  * writes before it in the same batch), and says what it changes. Throws
  * `RuleRefusal`; never half-applies: the caller mutates state only on success.
  */
-export function checkWrite(event: RuntimeEvent, state: RuleState): RuleEffects {
-  const { invocation, fact } = event;
+export function checkWrite(write: FencedWrite, state: RuleState, leases?: LeaseView): RuleEffects {
+  const { invocation, fact } = write.event;
   const { sessionId, invocationId } = invocation;
   const known = state.invocation(sessionId, invocationId);
-  if (fact.kind === 'invocation_opened') return checkOpen(invocation, known, state.session(sessionId));
+  if (fact.kind === 'invocation_opened') {
+    const opened = checkOpen(invocation, known, state.session(sessionId));
+    return write.writer === undefined ? opened : { ...opened, owner: write.writer };
+  }
   if (known === undefined) {
     throw new RuleRefusal(
       'unknown_invocation',
@@ -66,6 +76,8 @@ export function checkWrite(event: RuntimeEvent, state: RuleState): RuleEffects {
       `invocation ${invocationId} belongs to turn ${known.turnId} / run ${known.runId}, not ${invocation.turnId} / ${invocation.runId}`,
     );
   }
+  // Before the seal: a stale owner learns it was fenced, not merely that the run ended.
+  const moved = checkOwner(write, known.owner, leases);
   // Reconciliation is evidence about the past, recorded after the invocation ended: its
   // decision, a recorded re-run of an uncertain effect, and that re-run's progress.
   if (known.ended && !reconciling(fact, invocation, state)) {
@@ -74,7 +86,8 @@ export function checkWrite(event: RuntimeEvent, state: RuleState): RuleEffects {
       `invocation ${invocationId} has ended (${known.terminal}); nothing more is appended to it`,
     );
   }
-  return checkFact(fact, invocation, state);
+  const effects = checkFact(fact, invocation, state);
+  return moved === undefined ? effects : { ...effects, owner: moved.newOwner, takeOver: true };
 }
 
 function checkOpen(

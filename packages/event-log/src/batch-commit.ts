@@ -3,6 +3,7 @@ import { chainLink, contentDigest } from '@factum/agent-facts/digest';
 import type { Kysely } from 'kysely';
 import { checkWrite, type RuleEffects } from './append-rules.js';
 import { type AcceptedWrite, insertEvents } from './insert-events.js';
+import type { LeaseView } from './invocation-owner.js';
 import { loadRuleState } from './load-rule-state.js';
 import { type LogDialect, runAsync, runSync, type Statements, type SyncQueryRun } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
@@ -81,8 +82,8 @@ function* batchSteps(
     const token = yield* dialect.changeToken();
     if (token === undefined || token !== cache.token) cache.reset();
     cache.token = token;
-    yield* loadRuleState(builder, cache, batch);
-    const accepted = applyRules(cache, batch, progress.outcomes);
+    const leases = yield* loadRuleState(builder, { cache, clock: dialect.clock }, batch);
+    const accepted = applyRules(cache, batch, progress.outcomes, leases);
     yield* insertEvents(builder, accepted, dialect.rowsPerInsert);
     yield* writeRuleEffects(builder, accepted);
     // Optional call: without the hook, no id list is built.
@@ -113,12 +114,13 @@ function applyRules(
   cache: RuleCache,
   batch: readonly StagedWrite[],
   outcomes: WriteOutcome[],
+  leases: LeaseView | undefined,
 ): AcceptedWrite[] {
   const accepted: AcceptedWrite[] = [];
   for (const staged of batch) {
     let effects: RuleEffects;
     try {
-      effects = checkWrite(staged.event, cache);
+      effects = checkWrite(staged, cache, leases);
     } catch (error) {
       if (!(error instanceof RuleRefusal)) throw error;
       outcomes.push({ refused: { code: error.code, message: error.message } });
@@ -164,9 +166,14 @@ function applyEffects(cache: RuleCache, staged: StagedWrite, effects: RuleEffect
       runId: invocation.runId,
       ended: false,
       terminal: null,
+      owner: effects.owner ?? null,
     });
     session.liveInvocationId = invocation.invocationId;
     session.heldForInvocationId = null;
+  }
+  if (effects.takeOver && effects.owner) {
+    const known = cache.invocation(invocation.sessionId, invocation.invocationId);
+    if (known) known.owner = effects.owner;
   }
   if (effects.endInvocation) {
     const known = cache.invocation(invocation.sessionId, invocation.invocationId);

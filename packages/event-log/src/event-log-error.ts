@@ -9,9 +9,16 @@ const marker = Symbol.for('@factum/event-log-error');
  * - `corrupt_row`: a stored row no longer parses; `sequence` names it.
  * - `result_missing`: a tool result the log should hold is not there.
  * - `closed`: the log was closed.
+ * - `lease_held`: `holdLease` was called on a log that already holds one.
  */
 export class EventLogError extends FactumError {
-  override readonly code: 'bounds_exceeded' | 'corrupt_row' | 'result_missing' | 'closed' | 'open_failed';
+  override readonly code:
+    | 'bounds_exceeded'
+    | 'corrupt_row'
+    | 'result_missing'
+    | 'closed'
+    | 'open_failed'
+    | 'lease_held';
   readonly sequence: number | undefined;
   readonly [marker] = true;
 

@@ -9,9 +9,17 @@ import {
   ToolResult,
 } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
+import { AppendRefusedError } from './append-refused-error.js';
 import { EventLogError } from './event-log-error.js';
 import { GroupCommit } from './group-commit.js';
+import { HostLease, type LeaseOptions } from './host-lease.js';
 import { inlineWriter } from './inline-writer.js';
+import {
+  type InvocationOwnership,
+  ownershipOf,
+  type UnfinishedInvocation,
+  unfinishedWithOwners,
+} from './invocation-ownership.js';
 import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
 import type { LogPrefix } from './log-prefix.js';
 import { prefixOf, type ReadBounds, readBounded, readPage, runEnd, unfinished } from './log-queries.js';
@@ -68,6 +76,8 @@ export type RunSource = { readonly boundary: RunBoundary };
  */
 export class EventLog implements EventSink, AsyncDisposable {
   readonly #db: Kysely<LogDatabase>;
+  readonly #dialect: 'sqlite' | 'postgres';
+  #lease: HostLease | undefined;
   readonly #queue: GroupCommit<PendingWrite>;
   readonly #limits: WriteLimits;
   readonly #hooks: CommitHooks;
@@ -83,6 +93,7 @@ export class EventLog implements EventSink, AsyncDisposable {
   private constructor(store: OpenDatabase, options: EventLogOptions) {
     const { db, walFile } = store;
     this.#db = db;
+    this.#dialect = store.dialect.name;
     this.#limits = {
       maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
@@ -128,10 +139,52 @@ export class EventLog implements EventSink, AsyncDisposable {
    * `AppendRefusedError` when a rule refuses the write (nothing written).
    */
   commit(write: EventWrite): Promise<CommitReceipt> {
+    return this.#enqueue(write, false);
+  }
+
+  /**
+   * Commits a write of recovery: the first one of an invocation whose owner's lease has
+   * expired by the database's clock moves it to this log's host (or to no live host,
+   * for a log without a lease), and from then on the old owner's writes are refused as
+   * `fenced`. Refused as `owner_live` while the owner's lease is live.
+   */
+  takeOver(write: EventWrite): Promise<CommitReceipt> {
+    return this.#enqueue(write, true);
+  }
+
+  #enqueue(write: EventWrite, takeover: boolean): Promise<CommitReceipt> {
     if (this.#closed) return Promise.reject(new EventLogError('closed', 'the event log is closed'));
+    const lease = this.#lease;
+    if (lease !== undefined && !takeover && startsWork(write) && !lease.canDispatch()) {
+      const { hostId, epoch } = lease.stamp;
+      return Promise.reject(
+        new AppendRefusedError(
+          'lease_expired',
+          `host ${hostId} (epoch ${epoch}) could not renew its lease in time: it starts no new run or effect it might not own`,
+        ),
+      );
+    }
     return new Promise<CommitReceipt>((resolve, reject) => {
-      this.#queue.push({ staged: stageWrite(write, this.#limits), resolve, reject });
+      const staged = stageWrite(write, this.#limits, lease?.stamp);
+      this.#queue.push({ staged: takeover ? { ...staged, takeover } : staged, resolve, reject });
     });
+  }
+
+  /**
+   * Registers this process as a host of the log, with a lease renewed in the
+   * background: from then on every write is stamped with the host's id and epoch, and
+   * an invocation it opens is its own until it ends or is taken over. Released on close.
+   */
+  async holdLease(options: LeaseOptions = {}): Promise<HostLease> {
+    if (this.#lease !== undefined) throw new EventLogError('lease_held', 'this log already holds a lease');
+    if (this.#closed) throw new EventLogError('closed', 'the event log is closed');
+    this.#lease = await HostLease.hold({ db: this.#db, dialect: this.#dialect }, options);
+    return this.#lease;
+  }
+
+  /** The lease this log holds, if any. */
+  get lease(): HostLease | undefined {
+    return this.#lease;
   }
 
   /**
@@ -201,7 +254,19 @@ export class EventLog implements EventSink, AsyncDisposable {
 
   /** Uncertain operations and undispatched calls of one invocation. Runs no effect. */
   async invocationRecovery(invocation: Invocation, bounds: ReadBounds): Promise<InvocationRecovery> {
-    return recoveryOf(await this.invocationEvents(invocation, bounds));
+    const recovery = recoveryOf(await this.invocationEvents(invocation, bounds));
+    const ownership = await this.invocationOwnership(invocation);
+    return ownership === undefined ? recovery : { ...recovery, ownership };
+  }
+
+  /** Who owns `invocation` and whether its lease is live, by the database's clock. */
+  invocationOwnership(invocation: Invocation): Promise<InvocationOwnership | undefined> {
+    return ownershipOf(this.#db, this.#dialect, invocation);
+  }
+
+  /** Invocations with no `invocation_ended`, oldest first, each with its owner and lease. */
+  unfinishedOwnership(limit = 1000): Promise<UnfinishedInvocation[]> {
+    return unfinishedWithOwners(this.#db, this.#dialect, limit);
   }
 
   /** Invocations with no `invocation_ended`, oldest first. */
@@ -255,6 +320,7 @@ export class EventLog implements EventSink, AsyncDisposable {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       await this.#queue.idle();
+      await this.#lease?.release();
       await this.#thread?.close();
       await this.#db.destroy();
     })();
@@ -269,4 +335,10 @@ export class EventLog implements EventSink, AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** Facts that start something new: a run, or an effect (its T1). */
+function startsWork(write: EventWrite): boolean {
+  const kind = write.event.fact.kind;
+  return kind === 'invocation_opened' || kind === 'tool_dispatched';
 }

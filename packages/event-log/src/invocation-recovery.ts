@@ -1,4 +1,5 @@
 import { type ModelToolCall, stepToolCalls } from '@factum/agent-facts';
+import type { InvocationOwnership } from './invocation-ownership.js';
 import type { StoredEvent } from './stored-event.js';
 
 /** A call the model asked for that was neither dispatched nor rejected. */
@@ -24,6 +25,8 @@ export type InvocationRecovery = {
    * (`tool_redispatched`): a crash during a re-run leaves it uncertain at that attempt.
    */
   readonly attempts: Readonly<Record<string, number>>;
+  /** Who owns the invocation and whether its lease is live (from `EventLog.invocationRecovery`). */
+  readonly ownership?: InvocationOwnership;
 };
 
 /** Computes recovery from one invocation's events, in order. Pure: runs no effect. */

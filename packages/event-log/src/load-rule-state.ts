@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
+import { type HostLeaseState, type LeaseView, leaseOf } from './invocation-owner.js';
 import { run, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
@@ -7,13 +8,16 @@ import type { StagedWrite } from './staged-write.js';
 /**
  * Reads into the cache whatever the batch's rules need and the cache lacks: the chain
  * heads, the sessions, invocations and operations the writes name. Runs inside the
- * write transaction, so what it reads cannot change before the batch commits.
+ * write transaction, so what it reads cannot change before the batch commits. A batch
+ * with takeovers also reads the database's clock and its owners' leases, never cached:
+ * whether a lease is live is decided at the moment of the takeover.
  */
 export function* loadRuleState(
   builder: Kysely<LogDatabase>,
-  cache: RuleCache,
+  context: { readonly cache: RuleCache; readonly clock: CompiledQuery<{ now: number }> },
   batch: readonly StagedWrite[],
-): Statements<void> {
+): Statements<LeaseView | undefined> {
+  const { cache } = context;
   if (cache.head === undefined) {
     const [last] = yield* run(
       builder
@@ -44,6 +48,35 @@ export function* loadRuleState(
   yield* loadInvocations(builder, cache, [...invocations.values()]);
   yield* loadOperations(builder, cache, [...operations.values()]);
   yield* loadAttempts(builder, cache, batch);
+  if (!batch.some((staged) => staged.takeover)) return undefined;
+  return yield* loadLeases(builder, context, batch);
+}
+
+function* loadLeases(
+  builder: Kysely<LogDatabase>,
+  context: { readonly cache: RuleCache; readonly clock: CompiledQuery<{ now: number }> },
+  batch: readonly StagedWrite[],
+): Statements<LeaseView> {
+  const [clock] = yield* run(context.clock);
+  const now = Number(clock?.now);
+  const owners = new Set<string>();
+  for (const { event, takeover } of batch) {
+    if (!takeover) continue;
+    const owner = context.cache.invocation(event.invocation.sessionId, event.invocation.invocationId)?.owner;
+    if (owner) owners.add(owner.hostId);
+  }
+  const hosts = new Map<string, HostLeaseState>();
+  if (owners.size > 0) {
+    const rows = yield* run(
+      builder
+        .selectFrom('hosts')
+        .select(['host_id', 'epoch', 'ttl_ms', 'renewed_at', 'expires_at'])
+        .where('host_id', 'in', [...owners])
+        .compile(),
+    );
+    for (const row of rows) hosts.set(row.host_id, leaseOf(row, now));
+  }
+  return { now, hosts };
 }
 
 /**
@@ -131,7 +164,16 @@ function* loadInvocations(
   const rows = yield* run(
     builder
       .selectFrom('invocations')
-      .select(['session_id', 'invocation_id', 'turn_id', 'run_id', 'ended_sequence', 'terminal'])
+      .select([
+        'session_id',
+        'invocation_id',
+        'turn_id',
+        'run_id',
+        'ended_sequence',
+        'terminal',
+        'owner_host_id',
+        'owner_epoch',
+      ])
       .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
       .where('invocation_id', 'in', unique(keys.map((key) => key.invocationId)))
       .compile(),
@@ -142,6 +184,8 @@ function* loadInvocations(
       runId: row.run_id,
       ended: row.ended_sequence !== null,
       terminal: row.terminal,
+      owner:
+        row.owner_host_id === null ? null : { hostId: row.owner_host_id, epoch: Number(row.owner_epoch) },
     });
   }
 }

@@ -65,6 +65,8 @@ export interface LogDialect {
   readonly rollback: CompiledQuery;
   /** Event rows per insert statement: many where each statement is a round trip. */
   readonly rowsPerInsert: number;
+  /** The database's clock, in milliseconds since the epoch: leases expire by it. */
+  readonly clock: CompiledQuery<{ now: number }>;
   /**
    * A token that changes whenever another connection committed since the last call,
    * or `undefined` when the store cannot tell (then nothing is cached across batches).
@@ -81,6 +83,7 @@ export const sqliteDialect: LogDialect = {
   commit: CompiledQuery.raw('commit'),
   rollback: CompiledQuery.raw('rollback'),
   rowsPerInsert: 1,
+  clock: CompiledQuery.raw(`select cast((julianday('now') - 2440587.5) * 86400000 as integer) as now`),
   *changeToken() {
     const rows = yield* run(dataVersion as CompiledQuery<{ data_version: number }>);
     return rows[0]?.data_version;
@@ -94,6 +97,7 @@ export const postgresDialect: LogDialect = {
   commit: CompiledQuery.raw('commit'),
   rollback: CompiledQuery.raw('rollback'),
   rowsPerInsert: 500,
+  clock: CompiledQuery.raw('select (extract(epoch from statement_timestamp()) * 1000)::bigint as now'),
   // biome-ignore lint/correctness/useYield: PostgreSQL has no token; the generator asks for nothing.
   *changeToken() {
     return undefined;

@@ -23,6 +23,11 @@ export interface InvocationsTable {
   ended_sequence: number | null;
   terminal: string | null;
   live: number | null;
+  /** The host that owns the invocation and its epoch; null when opened without a lease. */
+  owner_host_id: string | null;
+  owner_epoch: number | null;
+  /** How many takeovers moved this invocation to another owner. */
+  fence: number;
 }
 
 /** One row per operation id that was dispatched or rejected in a session. */
@@ -50,7 +55,23 @@ export interface ToolResultsTable {
   body: string;
 }
 
+/**
+ * One row per host id: the epoch of its current registration and its lease. Times are
+ * milliseconds of the database's clock, never of the host's.
+ */
+export interface HostsTable {
+  host_id: string;
+  epoch: number;
+  pid: number;
+  hostname: string;
+  started_at: string;
+  ttl_ms: number;
+  renewed_at: number;
+  expires_at: number;
+}
+
 export interface LogDatabase {
+  hosts: HostsTable;
   events: EventsTable;
   invocations: InvocationsTable;
   operations: OperationsTable;

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 import type { LogDatabase } from './log-schema.js';
+import { hostsMigration } from './migration-0003-hosts.js';
 import { runMigrations } from './run-migrations.js';
 
 /**
@@ -74,6 +75,7 @@ function migrationsFor(dialect: 'sqlite' | 'postgres'): Record<string, Migration
         if (dialect === 'sqlite') await sequenceAsRowid(db);
       },
     },
+    '0003_hosts_and_leases': hostsMigration,
   };
 }
 

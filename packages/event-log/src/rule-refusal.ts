@@ -12,7 +12,11 @@ export type AppendRefusal =
   | 'session_busy'
   | 'session_held'
   | 'invalid_write'
-  | 'write_too_large';
+  | 'write_too_large'
+  | 'fenced'
+  | 'lease_expired'
+  | 'owner_live'
+  | 'host_row_invalid';
 
 /**
  * A rule refused one write of a batch. Plain data with no dependency, so the rules run

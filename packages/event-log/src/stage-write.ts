@@ -1,5 +1,6 @@
 import { canonicalJson, type EventWrite, FactParseError, RuntimeEvent } from '@factum/agent-facts';
 import { AppendRefusedError } from './append-refused-error.js';
+import type { WriterStamp } from './invocation-owner.js';
 import type { StagedWrite } from './staged-write.js';
 
 /** Size limits a write must fit before it reaches the store. */
@@ -9,7 +10,7 @@ export type WriteLimits = { readonly maxEventBytes: number; readonly maxResultBy
  * Parses a write and computes its canonical bytes, or refuses it (`invalid_write`,
  * `write_too_large`) before it reaches the store.
  */
-export function stageWrite(write: EventWrite, limits: WriteLimits): StagedWrite {
+export function stageWrite(write: EventWrite, limits: WriteLimits, writer?: WriterStamp): StagedWrite {
   try {
     RuntimeEvent.parse(write.event);
   } catch (error) {
@@ -27,7 +28,11 @@ export function stageWrite(write: EventWrite, limits: WriteLimits): StagedWrite 
     );
   }
   const result = write.result;
-  if (result === undefined) return { event: write.event, body, bytes };
+  if (result === undefined) {
+    return writer === undefined
+      ? { event: write.event, body, bytes }
+      : { event: write.event, body, bytes, writer };
+  }
   const reference = result.reference();
   if (reference.bytes > limits.maxResultBytes) {
     throw new AppendRefusedError(
@@ -35,5 +40,8 @@ export function stageWrite(write: EventWrite, limits: WriteLimits): StagedWrite 
       `tool result is over maxResultBytes (${limits.maxResultBytes})`,
     );
   }
-  return { event: write.event, body, bytes, result: { digest: reference.digest, text: result.text() } };
+  const text = { digest: reference.digest, text: result.text() };
+  return writer === undefined
+    ? { event: write.event, body, bytes, result: text }
+    : { event: write.event, body, bytes, result: text, writer };
 }

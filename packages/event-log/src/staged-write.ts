@@ -1,4 +1,5 @@
 import type { CommitReceipt, RuntimeEvent } from '@factum/agent-facts';
+import type { WriterStamp } from './invocation-owner.js';
 import type { AppendRefusal } from './rule-refusal.js';
 
 /**
@@ -10,6 +11,10 @@ export type StagedWrite = {
   readonly body: string;
   readonly bytes: number;
   readonly result?: { readonly digest: string; readonly text: string };
+  /** The lease of the log that writes it; absent for a log without one. */
+  readonly writer?: WriterStamp;
+  /** Recovery's write: it may move the invocation from an owner whose lease expired. */
+  readonly takeover?: boolean;
 };
 
 /** What became of one write of a committed batch. */

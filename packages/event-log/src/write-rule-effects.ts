@@ -19,7 +19,7 @@ export function* writeRuleEffects(
       builder
         .insertInto('invocations')
         .values(
-          opened.map(({ row, staged }) => ({
+          opened.map(({ row, staged, effects }) => ({
             session_id: row.session_id,
             invocation_id: row.invocation_id,
             turn_id: staged.event.invocation.turnId,
@@ -28,8 +28,27 @@ export function* writeRuleEffects(
             ended_sequence: null,
             terminal: null,
             live: 1,
+            owner_host_id: effects.owner?.hostId ?? null,
+            owner_epoch: effects.owner?.epoch ?? null,
+            fence: 0,
           })),
         )
+        .compile(),
+    );
+  }
+  for (const { row, effects } of accepted) {
+    if (!effects.takeOver || !effects.owner) continue;
+    // The fence moves in the transaction that records the takeover's first fact.
+    yield* run(
+      builder
+        .updateTable('invocations')
+        .set((eb) => ({
+          owner_host_id: effects.owner!.hostId,
+          owner_epoch: effects.owner!.epoch,
+          fence: eb('fence', '+', 1),
+        }))
+        .where('session_id', '=', row.session_id)
+        .where('invocation_id', '=', row.invocation_id)
         .compile(),
     );
   }

@@ -188,9 +188,14 @@ export class ThreadWriter implements BatchWriter {
       // The batch never reached the thread.
       return { kind: 'failed', committing: false, cause, outcomes: [] };
     }
-    const writes = batch.map(({ body, bytes, result }) =>
-      result === undefined ? { body, bytes } : { body, bytes, result },
-    );
+    // Only what is there crosses: a plain write stays two fields.
+    const writes = batch.map(({ body, bytes, result, writer, takeover }) => ({
+      body,
+      bytes,
+      ...(result === undefined ? {} : { result }),
+      ...(writer === undefined ? {} : { writer }),
+      ...(takeover ? { takeover } : {}),
+    }));
     let done: Extract<FromWriterThread, { type: 'done' }>;
     try {
       done = await thread.request({ type: 'write', log, writes }).reply;

@@ -1,3 +1,4 @@
+import type { WriterStamp } from './invocation-owner.js';
 import type { BatchInfo, BatchResult } from './staged-write.js';
 
 /** A staged write as it crosses to the writer thread: the event travels as its bytes. */
@@ -5,6 +6,8 @@ export type WireWrite = {
   readonly body: string;
   readonly bytes: number;
   readonly result?: { readonly digest: string; readonly text: string };
+  readonly writer?: WriterStamp;
+  readonly takeover?: boolean;
 };
 
 /** A batch failure's cause, reduced to what survives the crossing. */

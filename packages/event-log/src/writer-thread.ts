@@ -45,7 +45,14 @@ function pauseBeforeCommit(log: number, batch: BatchInfo): void {
 
 function stage(write: WireWrite): StagedWrite {
   const event = JSON.parse(write.body) as RuntimeEvent;
-  return { event, body: write.body, bytes: write.bytes, result: write.result };
+  return {
+    event,
+    body: write.body,
+    bytes: write.bytes,
+    result: write.result,
+    writer: write.writer,
+    takeover: write.takeover,
+  };
 }
 
 function toWire(result: BatchResult): WireBatchResult {

@@ -200,7 +200,11 @@ describe('schema', () => {
       drop table events_old;
       create index events_by_session on events (session_id, sequence);
       create index events_by_invocation on events (session_id, invocation_id, sequence);
-      delete from kysely_migration where name = '0002_sqlite_sequence_is_rowid';`);
+      drop table hosts;
+      alter table invocations drop column owner_host_id;
+      alter table invocations drop column owner_epoch;
+      alter table invocations drop column fence;
+      delete from kysely_migration where name in ('0002_sqlite_sequence_is_rowid', '0003_hosts_and_leases');`);
     const sequenceType = () =>
       (raw.prepare('pragma table_info(events)').all() as { name: string; type: string }[]).find(
         (column) => column.name === 'sequence',

@@ -109,6 +109,9 @@ export async function runWorker(options: {
   }
 }
 
+/** The children's host id: the checker takes it over as a restarted host would. */
+const TORTURE_HOST_ID = 'torture-host';
+
 /** Checks, recovers and checks again; undefined when the log no longer opens (a violation). */
 async function checkAndRecover(files: LogFiles, tally: TortureTally): Promise<number | undefined> {
   const name = describeTarget(files.log);
@@ -124,6 +127,8 @@ async function checkAndRecover(files: LogFiles, tally: TortureTally): Promise<nu
     return undefined;
   }
   try {
+    // The killed child's epoch ends here: its runs are recoverable without waiting out its lease.
+    await log.holdLease({ hostId: TORTURE_HOST_ID });
     const catalog = tortureCatalog({ ledger: files.ledger });
     const check = async (phase: CheckPhase, since: number) => {
       const snapshot = await takeSnapshot(log, since);

@@ -7,6 +7,7 @@ import { CliError } from './cli-error.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
 import { type LogOutput, LogOutputSchema } from './json-output-schemas.js';
 import { describeOutcome } from './live-run.js';
+import { ownershipText } from './ownership-text.js';
 import { printJson } from './print-json.js';
 
 type LogOptions = GlobalOptions & {
@@ -69,6 +70,10 @@ export function registerLog(cli: CAC, context: CliContext): void {
           terminal.line(c.bold(shownText(session)));
         }
         terminal.line(`  ${row(summary, context)}`);
+        if (summary.outcome === undefined) {
+          const ownership = await runtime.log.invocationOwnership(summary.invocation);
+          terminal.line(c.dim(`      ${ownershipText(ownership)}`));
+        }
       }
       terminal.line();
       const first = Math.max(0, end - limit) + 1;

@@ -7,6 +7,7 @@ import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
 import { type RecoverOutput, RecoverOutputSchema } from './json-output-schemas.js';
+import { ownershipText } from './ownership-text.js';
 import { printJson } from './print-json.js';
 import { catalogFor, reconcileInvocation, resolutionOf } from './recovery-plan.js';
 
@@ -38,7 +39,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
   )
     .option(
       '--apply',
-      'end unfinished invocations and reconcile what the tools can (only when no run is live)',
+      "end unfinished invocations whose host is gone and reconcile what the tools can (live hosts' runs are left alone)",
     )
     .option('--json', 'print one JSON document (RecoverOutputSchema, see the README) instead of text')
     .action(async (options: RecoverOptions) => {
@@ -54,12 +55,28 @@ export function registerRecover(cli: CAC, context: CliContext): void {
         applied: null,
         leftOpen: unfinished.length > 0 || uncertain.length > 0,
       };
-      if (!options.json) printOpen(report, context);
+      // Whose each unfinished run is, and until when its host's lease holds.
+      const owners = new Map<string, string>();
+      for (const summary of unfinished) {
+        const ownership = await runtime.log.invocationOwnership(summary.invocation);
+        owners.set(summary.invocation.invocationId, ownershipText(ownership));
+      }
+      if (!options.json) printOpen(report, owners, context);
       if (options.apply && report.leftOpen) {
         const tracing = await tracingFrom(options, context.env);
-        const endedInvocations = await runtime.engine.recover();
+        // Only runs whose host's lease has expired are ended; a live host's are left alone.
+        const swept = await runtime.engine.sweep();
+        const endedInvocations = swept.ended.length;
+        const stillLive = [...swept.live, ...swept.invalid].map((left) => ({
+          invocationId: left.invocation.invocationId,
+          owner: ownershipText(left.ownership),
+        }));
         const decisions: NonNullable<RecoverOutput['applied']>['reconciled'] = [];
-        for (const summary of (await indexInvocations(runtime.log)).filter((entry) => entry.open.size > 0)) {
+        // A live run's operations are in flight, not uncertain: only ended runs are reconciled.
+        const ended = (await indexInvocations(runtime.log)).filter(
+          (entry) => entry.open.size > 0 && entry.outcome !== undefined,
+        );
+        for (const summary of ended) {
           for (const outcome of await reconcileInvocation(runtime, summary)) {
             decisions.push({
               operationId: outcome.operationId,
@@ -74,7 +91,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
         await exportRecoveries(tracing, runtime, index, after, context);
         report.applied = { endedInvocations, reconciled: decisions };
         report.leftOpen = after.some((summary) => summary.outcome === undefined || summary.open.size > 0);
-        if (!options.json) printApplied(report, context);
+        if (!options.json) printApplied(report, stillLive, context);
       } else if (!options.json && report.leftOpen) {
         context.terminal.line();
         context.terminal.line(
@@ -131,7 +148,7 @@ async function uncertainOf(summary: InvocationSummary): Promise<RecoverOutput['u
   }));
 }
 
-function printOpen(report: RecoverOutput, context: CliContext): void {
+function printOpen(report: RecoverOutput, owners: ReadonlyMap<string, string>, context: CliContext): void {
   const { terminal } = context;
   const c = terminal.colors;
   if (!report.leftOpen) {
@@ -146,7 +163,7 @@ function printOpen(report: RecoverOutput, context: CliContext): void {
       terminal.line(
         `  ${c.yellow('⚠')} ${shownText(invocation.invocationId)} ${c.dim(shownText(`session ${invocation.sessionId} · run ${invocation.runId}`))}`,
       );
-      terminal.line(c.dim('      if no process is running it: --apply ends it failed {interrupted}'));
+      terminal.line(c.dim(`      ${shownText(owners.get(invocation.invocationId) ?? '')}`));
     }
   }
   if (report.uncertain.length > 0) {
@@ -160,7 +177,11 @@ function printOpen(report: RecoverOutput, context: CliContext): void {
   }
 }
 
-function printApplied(report: RecoverOutput, context: CliContext): void {
+function printApplied(
+  report: RecoverOutput,
+  stillLive: readonly { readonly invocationId: string; readonly owner: string }[],
+  context: CliContext,
+): void {
   const { terminal } = context;
   const c = terminal.colors;
   const applied = report.applied!;
@@ -168,6 +189,9 @@ function printApplied(report: RecoverOutput, context: CliContext): void {
   terminal.line(
     `${c.green('✔')} ended ${plural(applied.endedInvocations, 'unfinished invocation')} as failed {interrupted}`,
   );
+  for (const left of stillLive) {
+    terminal.line(`${c.yellow('⚠')} ${shownText(left.invocationId)} ${c.dim(shownText(left.owner))}`);
+  }
   let left = 0;
   for (const outcome of applied.reconciled) {
     // A lost race means another reconciler recorded this operation: closed, not ours.

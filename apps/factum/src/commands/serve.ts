@@ -71,12 +71,12 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const tracing = await tracingFrom(options, context.env);
   const target: RuntimeTarget =
     options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };
-  // A shared PostgreSQL log may hold other hosts' live runs: recovering them at start
-  // would end invocations that are still running elsewhere (`factum recover` does it on purpose).
-  const runtime = await FactumRuntime.open({
-    target,
-    claim: options.postgres === undefined,
-    ...(options.postgres === undefined ? {} : { engine: { recoverOnStart: false } }),
+  const runtime = await FactumRuntime.open({ target });
+  // A server is a host from its start: it recovers what dead hosts left and sweeps for
+  // them from then on; other live processes' runs (a CLI, another server) are left alone.
+  await runtime.engine.recover().catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
   });
   // Each run this server starts is exported as a trace once it has ended.
   const registry = new InvocationRegistry(

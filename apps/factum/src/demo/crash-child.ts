@@ -32,6 +32,14 @@ function crashingAfterEffect(registration: ToolRegistration, terminal: Terminal)
 }
 
 /**
+ * The host id of the demo's crashing child. The demo reopens the log under the same id,
+ * as a restarted host does: the dead epoch's runs are then recoverable at once.
+ */
+export function demoHostId(sessionId: string): string {
+  return `demo-${sessionId.replace(/[^A-Za-z0-9._:@-]/g, '-')}`.slice(0, 128);
+}
+
+/**
  * The demo's child process: starts a turn in the demo session whose write_file effect
  * kills the process. It never returns normally; the parent watches it die.
  */
@@ -43,7 +51,9 @@ export async function runCrashChild(options: {
   const { dataDir, sessionId, terminal } = options;
   const workspace = await Workspace.open(demoWorkspacePath(dataDir, sessionId));
   const provider = await startScriptedProvider({ replies: crashTurn() });
-  const runtime = await FactumRuntime.open({ target: { dataDir } });
+  // A short lease: the host that dies here is seen as gone a second later by any process.
+  const lease = { hostId: demoHostId(sessionId), ttlMs: 1000 };
+  const runtime = await FactumRuntime.open({ target: { dataDir }, engine: { lease } });
   const tools = new ToolCatalog(
     builtinTools({ workspace }).map((registration) =>
       registration.definition.name === 'write_file'

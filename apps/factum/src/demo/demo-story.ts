@@ -10,6 +10,7 @@ import type { CliContext } from '../commands/cli-context.js';
 import { CliError } from '../commands/cli-error.js';
 import { describeOutcome, runLive } from '../commands/live-run.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { demoHostId } from './crash-child.js';
 import { demoInput, demoWorkspacePath } from './demo-input.js';
 import { recoverCrash, showCrashAftermath } from './demo-recovery.js';
 import { afterTurn, codeTurn, directTurn, MESSAGES } from './demo-script.js';
@@ -91,7 +92,9 @@ export async function runDemo(options: {
   const death = await runCrashChild(context, dataDir, sessionId);
   narrator.point(`${c.red('✖')} the child process died: ${death}`);
 
-  await using runtime = await FactumRuntime.open({ target: { dataDir } });
+  // The same host, restarted: its dead epoch's run is recoverable at once.
+  const lease = { hostId: demoHostId(sessionId) };
+  await using runtime = await FactumRuntime.open({ target: { dataDir }, engine: { lease } });
   narrator.chapter('The log, reopened');
   narrator.say('A new process opens the same log and asks what was left open.');
   const crashed = await showCrashAftermath({ runtime, sessionId, narrator, terminal });

@@ -18,6 +18,7 @@ const runStatuses = {
   handoff_unavailable: 409,
   invalid_input: 400,
   persistence: 503,
+  lease_lost: 503,
 } as const satisfies Record<RunErrorCode, ErrorStatus>;
 
 /**

@@ -57,7 +57,14 @@ provider.script(
       : oneCall('echo'),
   { text: 'done' },
 );
-const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 5_000 }), code: new CodeExecutor() });
+// The test's engine registers the same host id after the crash, as a restarted host
+// does: the crashed epoch's invocations are then recoverable at once.
+const engine = new Engine({
+  log,
+  models: new ModelExecutor({ timeoutMs: 5_000 }),
+  code: new CodeExecutor(),
+  options: { lease: { hostId: 'crash-host' } },
+});
 const run = input(provider, 'crash', effect);
 let observations = 0;
 const running = await engine.start(run, {

@@ -55,10 +55,13 @@ const log = await EventLog.open(config.log, {
 });
 if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opened: true })}\n`);
 const tools = tortureCatalog({ ledger: config.ledger, failpoint: (name) => kill.failpoint(name) });
+// One host, restarted after every kill: the checker registers the same id, so the
+// killed epoch's runs are recoverable at once (see TORTURE_HOST_ID in torture-worker.ts).
 const engine = new Engine({
   log,
   models: new ModelExecutor({ timeoutMs: 10_000, retry: { maxAttempts: 1 } }),
   code: new CodeExecutor(CellLimits.from({ deadlineMs: 2_000 })),
+  options: { lease: { hostId: 'torture-host' } },
 });
 const observer = { onObservation: () => kill.failpoint('stream') };
 kill.arm();

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Kysely } from 'kysely';
+import { checkHostId, type WriterStamp } from './invocation-owner.js';
+import { registerHost, releaseLease, renewLease } from './lease-queries.js';
+import type { LogDatabase } from './log-schema.js';
+
+/** A monotonic clock in milliseconds: when this host last knew its lease was live. */
+export type LeaseClock = { now(): number };
+
+/** Options of a host's lease. */
+export type LeaseOptions = {
+  /** The host's id (default: a new random one per process). Unique among live processes. */
+  readonly hostId?: string;
+  /** How long a lease lasts past its last renewal, by the database's clock (default 10 s). */
+  readonly ttlMs?: number;
+  /** How often it is renewed in the background (default ttlMs / 3). */
+  readonly renewEveryMs?: number;
+  /** The host's own clock, for deciding when to stop starting effects (tests pass theirs). */
+  readonly clock?: LeaseClock;
+};
+
+/** Where a host's lease stands, as this process knows it. */
+export type LeaseStatus = {
+  readonly hostId: string;
+  readonly epoch: number;
+  /** False once the lease could not be renewed in time: no new effect starts. */
+  readonly canDispatch: boolean;
+  /** How many times the lease was lost and registered again under a new epoch. */
+  readonly lost: number;
+};
+
+type Store = { readonly db: Kysely<LogDatabase>; readonly dialect: 'sqlite' | 'postgres' };
+
+const monotonic: LeaseClock = { now: () => performance.now() };
+
+/**
+ * A host's lease on a log: registered with a new epoch, renewed in the background, and
+ * released on close. Expiry is the database's: this host keeps only a conservative
+ * local deadline (the time it sent its last successful renewal, plus four fifths of the
+ * time-to-live) past which it starts no new effect, so it never dispatches under a
+ * lease that may already be gone. A lease found lost is registered again under a new
+ * epoch: the invocations of the old epoch are then fenced, and recovered by whoever
+ * sweeps first.
+ */
+export class HostLease {
+  readonly #store: Store;
+  readonly #ttlMs: number;
+  readonly #renewEveryMs: number;
+  readonly #clock: LeaseClock;
+  readonly #hostId: string;
+  #epoch = 0;
+  #deadline = Number.NEGATIVE_INFINITY;
+  #lost = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #renewing: Promise<void> | undefined;
+  #closed = false;
+
+  private constructor(store: Store, options: LeaseOptions) {
+    this.#store = store;
+    this.#hostId = options.hostId ?? `${hostname().replace(/[^A-Za-z0-9._:@-]/g, '-')}-${randomUUID()}`;
+    checkHostId(this.#hostId);
+    this.#ttlMs = options.ttlMs ?? 10_000;
+    this.#renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(this.#ttlMs / 3));
+    if (!(this.#ttlMs >= 1 && Number.isSafeInteger(this.#ttlMs))) {
+      throw new TypeError(`lease ttlMs must be a whole number of milliseconds ≥ 1, not ${this.#ttlMs}`);
+    }
+    if (!(this.#renewEveryMs > 0 && this.#renewEveryMs < this.#ttlMs)) {
+      throw new TypeError(`lease renewEveryMs must be above 0 and under ttlMs (${this.#ttlMs})`);
+    }
+    this.#clock = options.clock ?? monotonic;
+  }
+
+  /** Registers a host on `store` and starts renewing its lease. */
+  static async hold(store: Store, options: LeaseOptions = {}): Promise<HostLease> {
+    const lease = new HostLease(store, options);
+    await lease.#register();
+    lease.#schedule();
+    return lease;
+  }
+
+  /** The host id and epoch this process writes under now. */
+  get stamp(): WriterStamp {
+    return { hostId: this.#hostId, epoch: this.#epoch };
+  }
+
+  get ttlMs(): number {
+    return this.#ttlMs;
+  }
+
+  /** Where the lease stands. */
+  status(): LeaseStatus {
+    return { ...this.stamp, canDispatch: this.canDispatch(), lost: this.#lost };
+  }
+
+  /** True while the lease is surely live: only then may a new effect or run start. */
+  canDispatch(): boolean {
+    return !this.#closed && this.#clock.now() < this.#deadline;
+  }
+
+  /** Renews now (the background timer does it on its own); re-registers a lost lease. */
+  renew(): Promise<void> {
+    this.#renewing ??= this.#renewOnce().finally(() => {
+      this.#renewing = undefined;
+    });
+    return this.#renewing;
+  }
+
+  /** Stops renewing and ends the lease now: what it still owns may be recovered at once. */
+  async release(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    await this.#renewing?.catch(() => undefined);
+    await releaseLease(this.#store.db, this.stamp).catch(() => undefined);
+  }
+
+  async #register(): Promise<void> {
+    const sent = this.#clock.now();
+    const { epoch } = await registerHost(this.#store.db, this.#store.dialect, {
+      hostId: this.#hostId,
+      pid: process.pid,
+      hostname: hostname(),
+      startedAt: new Date().toISOString(),
+      ttlMs: this.#ttlMs,
+    });
+    this.#epoch = epoch;
+    this.#deadline = sent + (this.#ttlMs * 4) / 5;
+  }
+
+  async #renewOnce(): Promise<void> {
+    if (this.#closed) return;
+    const sent = this.#clock.now();
+    const renewed = await renewLease(this.#store.db, this.#store.dialect, this.stamp, this.#ttlMs);
+    if (this.#closed) return;
+    if (renewed !== undefined) {
+      this.#deadline = sent + (this.#ttlMs * 4) / 5;
+      return;
+    }
+    // Lost: it expired (this process stalled past the time-to-live) or the id registered
+    // again elsewhere. The old epoch's invocations are no longer this process's to write.
+    this.#lost += 1;
+    this.#deadline = Number.NEGATIVE_INFINITY;
+    await this.#register();
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    this.#timer = setTimeout(() => {
+      // A failed renewal (the store unreachable) is tried again at the next tick; the
+      // local deadline lapses meanwhile and stops new effects.
+      this.renew()
+        .catch(() => undefined)
+        .finally(() => this.#schedule());
+    }, this.#renewEveryMs);
+    this.#timer.unref();
+  }
+}
