@@ -1,3 +1,3 @@
 import { factumVitest } from '../../tooling/vitest.base.ts';
 
-export default factumVitest();
+export default factumVitest({ postgres: true });

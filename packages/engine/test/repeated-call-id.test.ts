@@ -95,6 +95,8 @@ describe('a model step that repeats a call id', () => {
       log,
       models: new ModelExecutor({ timeoutMs: 5_000 }),
       code: new CodeExecutor(),
+      // A restarted host: the child's id under a new epoch, so its dead epoch's runs end now.
+      options: { lease: { hostId: 'crash-host' } },
     });
     const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
     const result = await engine.run(input(provider, 'after', effect));

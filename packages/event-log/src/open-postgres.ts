@@ -22,6 +22,10 @@ export async function openPostgres(url: string): Promise<OpenDatabase> {
         oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle connection the server ends (a restart, a dropped database, an administrator)
+  // is emitted on the pool; unheard, it would crash the process. The pool drops that
+  // connection, and the next statement opens another or fails as a typed commit error.
+  pool.on('error', () => undefined);
   try {
     await pool.query('select 1');
   } catch (error) {

@@ -38,3 +38,24 @@ describe.skipIf(factories.length < 2)('SQLite and PostgreSQL', () => {
     expect(digests[0]).toBe(digests[1]);
   });
 });
+
+describe('PostgreSQL connections the server ends', () => {
+  const postgres = factories.find((factory) => factory.name === 'postgres')!;
+
+  it('an idle connection terminated by the server neither crashes the process nor loses the next append', async () => {
+    await using store = await postgres.create();
+    const log = await EventLog.open(store.target);
+    const at = invocation();
+    await log.append(EventWrite.plain(RuntimeEvent.create(at, facts.opened('before'))));
+    // Another session ends every idle connection of this database, as a restart would.
+    await store.raw(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
+    );
+    // The pool hears of it only when the server's message arrives: give it a moment.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await log.append(EventWrite.plain(RuntimeEvent.create(at, facts.ended())));
+    const kinds = (await log.prefix(bounds)).events.map((stored) => stored.event.fact.kind);
+    expect(kinds).toEqual(['invocation_opened', 'invocation_ended']);
+    await log.close();
+  });
+});
