@@ -1,54 +1,10 @@
-import { EventEmitter } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { startScriptedProvider } from '@factum/model/testing';
-import { cac } from 'cac';
 import { describe, expect, it } from 'vitest';
-import type { CliContext } from '../src/commands/cli-context.ts';
-import { registerServe } from '../src/commands/serve.ts';
-import { Terminal } from '../src/terminal/terminal.ts';
-
-/** `factum serve …` in this process, its output captured and its signals in the test's hand. */
-function serve(cwd: string, args: string[], env: NodeJS.ProcessEnv) {
-  let out = '';
-  const sink = () =>
-    new Writable({
-      write(chunk, _encoding, done) {
-        out += String(chunk);
-        done();
-      },
-    });
-  const signals = new EventEmitter();
-  const context: CliContext = {
-    cwd,
-    env: { NO_COLOR: '1', ...env },
-    terminal: new Terminal({ stdout: sink(), stderr: sink(), env: { NO_COLOR: '1' } }),
-    self: { execPath: process.execPath, args: [] },
-    version: '0.0.0-test',
-    signals: signals as unknown as CliContext['signals'],
-  };
-  const cli = cac('factum');
-  cli.option('--dir <path>', 'data directory');
-  registerServe(cli, context);
-  cli.parse(['node', 'factum', 'serve', ...args], { run: false });
-  const exit = Promise.resolve(cli.runMatchedCommand()) as Promise<number>;
-  return {
-    exit,
-    output: () => out,
-    signal: (name: 'SIGINT' | 'SIGTERM') => signals.emit(name),
-    async url(): Promise<string> {
-      for (let attempt = 0; attempt < 200 && !/timeline\s+(\S+)/.test(out); attempt += 1) {
-        await Promise.race([exit, new Promise((resolve) => setTimeout(resolve, 25))]);
-      }
-      const match = /timeline\s+(http:\S+)\//.exec(out);
-      if (!match?.[1]) throw new Error(`no URL printed:\n${out}`);
-      return match[1];
-    },
-  };
-}
+import { serveInProcess } from './serve-in-process.ts';
 
 describe('factum serve and its configuration', () => {
   it('reads the provider once, at start: a configuration rewritten while it runs cannot redirect the key', async () => {
@@ -67,7 +23,7 @@ describe('factum serve and its configuration', () => {
       mkdirSync(join(root, 'config-home', 'factum'), { recursive: true });
       writeFileSync(userFile, JSON.stringify({ baseUrl: provider.baseUrl, model: 'test' }));
       const env = { XDG_CONFIG_HOME: join(root, 'config-home'), FACTUM_API_KEY: 'sk-sentinel-serve' };
-      const server = serve(
+      const server = serveInProcess(
         root,
         ['--port', '0', '--dir', '.factum', '--token', 'serve-token-0123456789'],
         env,

@@ -53,9 +53,14 @@ describe('the packed app, installed with npm into a temporary prefix', () => {
     expect(packed.code, packed.stderr).toBe(0);
     const tarball = readdirSync(root).find((name) => /^factum-\d+\.\d+\.\d+.*\.tgz$/.test(name));
     expect(tarball, 'one tarball named factum-x.y.z.tgz').toBeDefined();
+    // `--prefix` moves npm's global config to `<prefix>/etc/npmrc`: keep the machine's own
+    // (its registry, proxy and certificate settings), or npm fails TLS and retries each
+    // package for a minute before it falls back to its cache.
+    const machineConfig = (await run('npm', ['config', 'get', 'globalconfig'], { cwd: root })).stdout.trim();
+    const keepConfig = existsSync(machineConfig) ? ['--globalconfig', machineConfig] : [];
     const installed = await run(
       'npm',
-      ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', join(root, tarball!)],
+      ['install', '-g', '--prefix', prefix, ...keepConfig, '--no-audit', '--no-fund', join(root, tarball!)],
       {
         cwd: root,
         env: { npm_config_nodedir: nodePrefix, npm_config_update_notifier: 'false' },
