@@ -1,5 +1,5 @@
 // MCP benchmarks: one JSON line per measure, each against a baseline of the same run.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -24,7 +24,9 @@ const invocation = { sessionId: 's', turnId: 't', runId: 'r', invocationId: 'i' 
 /**
  * `mcp_call`: one `echo` call of server-everything over stdio through Factum — T1
  * durable, the MCP call, T2 durable with its result — against the same call made with
- * the SDK's client directly, each with a server of its own, in alternating rounds.
+ * the SDK's client directly, in alternating rounds. Each of the three ways has a server
+ * process of its own: a server called back to back stays hot, one called between two
+ * fsyncs wakes up each time, and the two durable ways must be compared like for like.
  */
 async function mcpCall(): Promise<void> {
   const log = await EventLog.open(join(root, 'mcp.sqlite'));
@@ -54,6 +56,11 @@ async function mcpCall(): Promise<void> {
     new StdioClientTransport({ command: process.execPath, args: [everything], stderr: 'ignore' }),
   );
   await client.listTools();
+  const handClient = new Client({ name: 'bench-by-hand', version: '0' }, { capabilities: {} });
+  await handClient.connect(
+    new StdioClientTransport({ command: process.execPath, args: [everything], stderr: 'ignore' }),
+  );
+  await handClient.listTools();
   let id = 0;
   const nextId = () => {
     id += 1;
@@ -77,7 +84,7 @@ async function mcpCall(): Promise<void> {
     await log.append(
       EventWrite.plain(RuntimeEvent.create(invocation, { kind: 'tool_dispatched', operationId, call })),
     );
-    const result = ToolResult.of((await client.callTool({ name: 'echo', arguments: input })) as never);
+    const result = ToolResult.of((await handClient.callTool({ name: 'echo', arguments: input })) as never);
     const settled = RuntimeEvent.create(invocation, {
       kind: 'tool_settled',
       operationId,
@@ -110,11 +117,49 @@ async function mcpCall(): Promise<void> {
   });
   await run.shutdown();
   await client.close();
+  await handClient.close();
   await log.close();
+}
+
+/**
+ * `fsync`: what one small write and its `fsync` cost on this disk, the floor of every
+ * durable append (T1 and T2 are one each), against the same write without the fsync.
+ */
+async function rawFsync(): Promise<void> {
+  const fd = openSync(join(root, 'fsync.bin'), 'w');
+  const page = Buffer.alloc(4096, 1);
+  let position = 0;
+  const write = () => {
+    writeSync(fd, page, 0, page.length, position);
+    position = (position + page.length) % (1024 * page.length);
+  };
+  try {
+    let synced = 0;
+    let plain = 0;
+    const rounds = 5;
+    for (let round = 0; round < rounds; round += 1) {
+      synced += await medianMs(200, () => {
+        write();
+        fsyncSync(fd);
+      });
+      plain += await medianMs(200, write);
+    }
+    report({
+      measure: 'fsync',
+      unit: 'ms',
+      value: synced / rounds,
+      baseline: 'the same 4 KiB write without fsync',
+      baselineValue: plain / rounds,
+      note: 'the floor of one durable append; an MCP call through Factum needs two (T1 and T2)',
+    });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 try {
   await mcpCall();
+  await rawFsync();
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
