@@ -149,18 +149,32 @@ export class McpToolSource implements AsyncDisposable {
         `the MCP server ${this.label} is not connected (it exited or was closed)`,
       );
     }
-    let notes = Promise.resolve();
+    let notes: Promise<void> | undefined;
+    // One controller per call carries both the run's cancellation and the idle timeout
+    // to the SDK (which never removes the abort listener it adds, so it must not see the
+    // run's long-lived signal). `AbortSignal.any` would do the same at several times
+    // the cost of the whole loopback call's own work, on every call.
+    const abort = new AbortController();
+    let idled = false;
     // No answer and no progress for callTimeoutMs: the call is cancelled, its outcome unknown.
-    const idle = new AbortController();
-    const arm = () => setTimeout(() => idle.abort(), this.#callTimeoutMs);
+    const arm = () =>
+      setTimeout(() => {
+        idled = true;
+        abort.abort();
+      }, this.#callTimeoutMs);
     let timer = arm();
+    const cancel = () => abort.abort(context.signal.reason);
+    if (context.signal.aborted) cancel();
+    else context.signal.addEventListener('abort', cancel, { once: true });
     this.#tokens += 1;
     const token = `factum-${this.#tokens}`;
     const unsubscribe = this.#connection.onProgress(token, (progress) => {
       clearTimeout(timer);
       timer = arm();
       // Progress is recorded in order, and all of it before the settlement.
-      notes = notes.then(() => context.notify(progressText(progress))).catch(() => undefined);
+      notes = (notes ?? Promise.resolve())
+        .then(() => context.notify(progressText(progress)))
+        .catch(() => undefined);
     });
     try {
       const raw = await this.#connection.client.callTool(
@@ -174,15 +188,16 @@ export class McpToolSource implements AsyncDisposable {
           },
         },
         undefined,
-        { signal: AbortSignal.any([context.signal, idle.signal]), timeout: NO_SDK_TIMEOUT },
+        { signal: abort.signal, timeout: NO_SDK_TIMEOUT },
       );
-      await notes;
+      if (notes !== undefined) await notes;
       return mapMcpResult(raw, tool.name);
     } catch (error) {
-      await notes;
-      throw this.#failure(error, tool, context, idle.signal.aborted);
+      if (notes !== undefined) await notes;
+      throw this.#failure(error, tool, context, idled);
     } finally {
       clearTimeout(timer);
+      context.signal.removeEventListener('abort', cancel);
       unsubscribe();
     }
   }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
@@ -34,6 +35,27 @@ describe('a server built with the SDK', () => {
       attempt: 1,
     });
     expect(result.json()).toMatchObject({ structuredContent: { charge: 1, key: request.key } });
+  }, 60_000);
+
+  it('calls under one long-lived run signal leave no listener on it', async () => {
+    using dir = temporaryDirectory();
+    await using log = await EventLog.open(dir.file);
+    await using source = await McpToolSource.connect(keyed(dir.path));
+    const calls = [1, 2, 3, 4, 5].map((n) => ({ id: `c${n}`, name: 'charge', input: { amount: n } }));
+    await seed(log, invocation, calls);
+    const run = new RunTools({
+      sink: log,
+      invocation,
+      catalog: new ToolCatalog(source.registrations()),
+      mode: 'direct',
+      code: new CodeExecutor(),
+    });
+    const step = (await run.capture('.')).intoStep('step');
+    const signal = new AbortController().signal;
+    for (const call of calls) await step.invoke(call, signal);
+    await run.shutdown();
+    expect(lines(join(dir.path, 'requests'))).toHaveLength(5);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   }, 60_000);
 
   it('a server that lists a changed tool set changes the catalog fingerprint; the same set keeps it', async () => {
