@@ -8,8 +8,11 @@ import type { CliContext } from './cli-context.js';
 
 /** Exit code of a run cancelled by Ctrl-C, as shells expect (128 + SIGINT). */
 export const EXIT_INTERRUPTED = 130;
-/** After a second Ctrl-C has killed the commands, how long the run may take to record that. */
-export const FORCED_EXIT_GRACE_MS = 1_500;
+/**
+ * After a second Ctrl-C has killed the commands, how long the run may take to record that:
+ * the exit comes as soon as it is recorded, so this bounds only a machine too loaded to do it.
+ */
+export const FORCED_EXIT_GRACE_MS = 10_000;
 
 /** Options of a run shown live. */
 export type LiveRunOptions = {
