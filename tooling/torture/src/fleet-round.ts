@@ -15,6 +15,8 @@ export type FleetHost = {
   readonly runs: readonly string[];
   /** Whether it stopped itself mid-effect and was resumed after a takeover. */
   readonly paused: boolean;
+  /** Whether its pause waited for a commit of another session (its T2 may be written). */
+  readonly pauseDeferred: boolean;
   /**
    * Whether its lease lapsed while it ran: lost and registered again, or unrenewed for
    * nearly its time-to-live (it says both when it stops), or past its local deadline (a
@@ -132,6 +134,7 @@ export async function runFleetRound(options: {
       exit: exits[i]!,
       runs: said(exits[i]!.stderr, 'runs'),
       paused: host.isPaused(),
+      pauseDeferred: said(exits[i]!.stderr, 'deferred').includes('true'),
       leaseLost:
         said(exits[i]!.stderr, 'leaseLost').some((lost) => Number(lost) > 0) ||
         said(exits[i]!.stderr, 'renewGapMs').some((gap) => Number(gap) >= FLEET_TTL_MS * 0.9) ||

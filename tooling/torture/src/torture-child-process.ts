@@ -45,7 +45,7 @@ export class TortureChildProcess {
         this.#onOpening = undefined;
         opening();
       }
-      if (this.#onPaused !== undefined && stderr.includes('{"paused":true}')) {
+      if (this.#onPaused !== undefined && stderr.includes('{"paused":true')) {
         const paused = this.#onPaused;
         this.#onPaused = undefined;
         paused();

@@ -96,7 +96,7 @@ export class KillSwitch {
     if (name === 'batchStarted') this.#committing += 1;
     if (name === 'afterCommit') {
       this.#committing = Math.max(0, this.#committing - 1);
-      if (this.#pausePending && this.#committing === 0) this.#pause();
+      if (this.#pausePending && this.#committing === 0) this.#pause(true);
     }
     if (point.kind === 'lease') {
       if (point.name === 'renewed' && this.#renewed && name === 'batchStarted') die('lease:renewed');
@@ -135,17 +135,21 @@ export class KillSwitch {
       // Mid-effect: the effect is in the ledger, T2 is not written. A commit of another
       // session in flight may hold SQLite's write lock: stopped, it would stall every
       // host; the pause then waits for that commit's end.
-      if (this.#committing === 0) this.#pause();
+      if (this.#committing === 0) this.#pause(false);
       else this.#pausePending = true;
       return;
     }
     if (this.#reached('failpoint', name)) die(`failpoint:${name}`);
   }
 
-  /** Stops this process; the driver sends SIGCONT once a survivor took its runs over. */
-  #pause() {
+  /**
+   * Stops this process; the driver sends SIGCONT once a survivor took its runs over.
+   * `deferred`: it waited for a commit, so the effect's T2 may be written already.
+   * @param {boolean} deferred
+   */
+  #pause(deferred) {
     this.#pausePending = false;
-    writeSync(2, `${JSON.stringify({ paused: true })}\n`);
+    writeSync(2, `${JSON.stringify({ paused: true, deferred })}\n`);
     process.kill(process.pid, 'SIGSTOP');
   }
 
