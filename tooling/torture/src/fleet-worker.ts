@@ -82,13 +82,17 @@ async function checkFleet(
   for (const host of round.hosts) {
     const survives = host.role === 'survivor' || host.paused;
     const crashed = host.exit.code !== 0 || host.exit.signal !== null;
-    const unhandledSeal = host.exit.code === 1 && host.exit.stderr.includes("code: 'sealed_invocation'");
+    // The same defect either way: a run ended under it (`sealed_invocation`) or taken over
+    // (`fenced`), then a commit nobody awaits is refused.
+    const unhandledSeal =
+      host.exit.code === 1 &&
+      (host.exit.stderr.includes("code: 'sealed_invocation'") || host.exit.stderr.includes("code: 'fenced'"));
     if (survives && !host.paused && crashed && (host.leaseLost || unhandledSeal)) {
       // A known engine defect, kept visible (README): a host whose run was ended as
       // interrupted while it ran — by its own sweeper, or a survivor's after its lease
       // lapsed — can die of an unhandled `sealed_invocation` refusal. Its effects and
       // facts are still checked below.
-      const key = 'host crashed: unhandled sealed_invocation after its run was ended';
+      const key = 'host crashed: unhandled sealed_invocation or fenced refusal after its run was ended';
       tally.childErrors[key] = (tally.childErrors[key] ?? 0) + 1;
     } else if (survives) {
       expect(
