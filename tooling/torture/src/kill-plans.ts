@@ -50,5 +50,5 @@ export function chooseKillPlan(random: Random, store: StoreName = 'sqlite'): Kil
 /** A short label of a plan, for the per-point tally. */
 export function planLabel(plan: KillPlan): string {
   const point = plan.point;
-  return point.kind === 'time' || point.kind === 'open' ? point.kind : `${point.kind}:${point.name}`;
+  return 'name' in point ? `${point.kind}:${point.name}` : point.kind;
 }

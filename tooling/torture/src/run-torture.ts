@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Violation } from './check-invariants.js';
 import { Random } from './child/random.js';
 import { bundleChild } from './child-bundle.js';
+import { runFleetWorker } from './fleet-worker.js';
 import { postgresTortureStore, type StoreName, sqliteTortureStore } from './torture-store.js';
 import { runWorker, type TortureTally } from './torture-worker.js';
 
@@ -17,6 +18,11 @@ export type TortureOptions = {
   readonly sessions?: number;
   /** Kills per log file before a fresh one is started (default 10). */
   readonly rotateEvery?: number;
+  /**
+   * Hosts sharing one log (default 1: the single-host mode). With 2 or more, each kill
+   * is a round of that many host processes, one of them the victim (`runFleetWorker`).
+   */
+  readonly hosts?: number;
   /** Where the logs live (default SQLite files). */
   readonly store?: StoreName;
   /** For `store: 'postgres'`: a server whose role may create databases (one per log). */
@@ -35,6 +41,7 @@ export type TortureSummary = {
   readonly seconds: number;
   readonly seed: number;
   readonly workers: number;
+  readonly hosts: number;
   readonly store: StoreName;
   readonly byPoint: Readonly<Record<string, number>>;
   readonly diedAt: Readonly<Record<string, number>>;
@@ -74,27 +81,44 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   let remaining = options.kills;
   const budget = { take: () => remaining-- > 0 };
   const keep = (): boolean => options.keep === true || tally.violations.length > 0;
+  const hosts = options.hosts ?? 1;
+  const onKill = () =>
+    options.onProgress?.({
+      kills: tally.kills,
+      violations: tally.violations.length,
+      seconds: (performance.now() - started) / 1000,
+    });
   try {
-    await Promise.all(
-      Array.from({ length: workers }, (_, index) =>
-        runWorker({
-          directory: join(directory, `worker-${index}`),
-          childEntry,
-          random: new Random(Math.floor(random.next() * 2 ** 32)),
-          store,
-          budget,
-          tally,
-          sessions: options.sessions ?? 2,
-          rotateEvery: options.rotateEvery ?? 10,
-          onKill: () =>
-            options.onProgress?.({
-              kills: tally.kills,
-              violations: tally.violations.length,
-              seconds: (performance.now() - started) / 1000,
-            }),
-        }),
-      ),
-    );
+    if (hosts >= 2) {
+      // One shared log at a time: its hosts already fill the machine's cores.
+      await runFleetWorker({
+        directory: join(directory, 'fleet'),
+        childEntry,
+        random,
+        store,
+        budget,
+        tally,
+        hosts,
+        sessions: options.sessions ?? 2,
+        rotateEvery: options.rotateEvery ?? 10,
+        onKill,
+      });
+    } else
+      await Promise.all(
+        Array.from({ length: workers }, (_, index) =>
+          runWorker({
+            directory: join(directory, `worker-${index}`),
+            childEntry,
+            random: new Random(Math.floor(random.next() * 2 ** 32)),
+            store,
+            budget,
+            tally,
+            sessions: options.sessions ?? 2,
+            rotateEvery: options.rotateEvery ?? 10,
+            onKill,
+          }),
+        ),
+      );
   } finally {
     await store.dispose(keep());
   }
@@ -103,7 +127,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     ...tally,
     seconds: (performance.now() - started) / 1000,
     seed,
-    workers,
+    workers: hosts >= 2 ? 1 : workers,
+    hosts,
     store: storeName,
     directory,
   };

@@ -10,6 +10,8 @@ export type ChildConfig = {
   readonly seed: number;
   readonly plan: KillPlan;
   readonly sessions: readonly { readonly id: string; readonly port: number }[];
+  /** One host of several on one log: its own lease, a sweeper, and a graceful stop. */
+  readonly host?: { readonly id: string; readonly ttlMs: number; readonly sweepEveryMs: number };
 };
 
 /** How a child ended: the signal that killed it, its exit code, what it said on stderr. */
@@ -29,6 +31,7 @@ export class TortureChildProcess {
   readonly #child: ChildProcess;
   readonly #exit: Promise<ChildExit>;
   #onOpening: (() => void) | undefined;
+  #onPaused: (() => void) | undefined;
 
   /** @param entry the bundled child script */
   constructor(entry: string) {
@@ -36,11 +39,16 @@ export class TortureChildProcess {
     let stderr = '';
     this.#child.stderr?.setEncoding('utf8');
     this.#child.stderr?.on('data', (text: string) => {
-      if (stderr.length < 64 * 1024) stderr += text;
+      if (stderr.length < 512 * 1024) stderr += text;
       if (this.#onOpening !== undefined && stderr.includes('{"opening":true}')) {
         const opening = this.#onOpening;
         this.#onOpening = undefined;
         opening();
+      }
+      if (this.#onPaused !== undefined && stderr.includes('{"paused":true')) {
+        const paused = this.#onPaused;
+        this.#onPaused = undefined;
+        paused();
       }
     });
     this.#exit = new Promise((resolve, reject) => {
@@ -60,8 +68,31 @@ export class TortureChildProcess {
     if (point.kind === 'open') {
       this.#onOpening = () => setTimeout(() => this.#child.kill('SIGKILL'), point.delayMs);
     }
-    this.#child.stdin?.end(`${JSON.stringify(config)}\n`);
+    const line = `${JSON.stringify(config)}\n`;
+    // A host of several keeps its stdin open: its end is the request to stop.
+    if (config.host === undefined) this.#child.stdin?.end(line);
+    else this.#child.stdin?.write(line);
     return this.#exit;
+  }
+
+  /** Calls `then` once the child says it stopped itself (SIGSTOP) mid-effect. */
+  onPaused(then: () => void): void {
+    this.#onPaused = then;
+  }
+
+  /** Resumes a child that stopped itself. */
+  resume(): void {
+    this.#child.kill('SIGCONT');
+  }
+
+  /** Asks a host to stop starting turns, finish its runs and exit 0. */
+  stop(): void {
+    this.#child.stdin?.end();
+  }
+
+  /** Kills the child now (a survivor that would not stop). */
+  kill(): void {
+    this.#child.kill('SIGKILL');
   }
 
   /** Stops a child that was never given work (by its own pid). */

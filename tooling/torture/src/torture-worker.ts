@@ -146,7 +146,8 @@ async function checkAndRecover(files: LogFiles, tally: TortureTally): Promise<nu
   }
 }
 
-function countChildErrors(tally: TortureTally, stderr: string): void {
+/** Counts what a child said on stderr: where it died, and errors it did not expect. */
+export function countChildErrors(tally: TortureTally, stderr: string): void {
   for (const line of stderr.split('\n')) {
     if (line.trim() === '') continue;
     let key = 'unparsed stderr';
@@ -157,8 +158,12 @@ function countChildErrors(tally: TortureTally, stderr: string): void {
         died?: unknown;
         opening?: unknown;
         opened?: unknown;
+        runs?: unknown;
+        stopped?: unknown;
+        paused?: unknown;
       };
       if (parsed.opening === true || parsed.opened === true) continue;
+      if (parsed.runs !== undefined || parsed.stopped === true || parsed.paused === true) continue;
       if (typeof parsed.died === 'string') {
         tally.diedAt[parsed.died] = (tally.diedAt[parsed.died] ?? 0) + 1;
         continue;
@@ -188,7 +193,7 @@ async function freshLog(
 }
 
 /** A port free right now; the children of one log listen on it in turn. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -1,4 +1,4 @@
-// `pnpm torture -- --kills 1000 [--workers 2] [--seed n] [--sessions 2] [--keep]
+// `pnpm torture -- --kills 1000 [--workers 2] [--hosts n] [--seed n] [--sessions 2] [--keep]
 //   [--store sqlite|postgres] [--postgres-url url]`: prints one JSON summary line on
 // stdout; every violation goes to stderr. On PostgreSQL without a URL it uses
 // FACTUM_TEST_POSTGRES_URL, or the tests' shared embedded server.
@@ -10,6 +10,7 @@ const { values } = parseArgs({
   options: {
     kills: { type: 'string', default: '100' },
     workers: { type: 'string', default: '2' },
+    hosts: { type: 'string', default: '1' },
     seed: { type: 'string' },
     sessions: { type: 'string', default: '2' },
     'rotate-every': { type: 'string', default: '10' },
@@ -18,6 +19,10 @@ const { values } = parseArgs({
     'postgres-url': { type: 'string' },
   },
 });
+if (!(Number(values.hosts) >= 1 && Number.isInteger(Number(values.hosts)))) {
+  process.stderr.write(`--hosts is a whole number ≥ 1 (2 or more share one log), not ${values.hosts}\n`);
+  process.exit(2);
+}
 if (values.store !== 'sqlite' && values.store !== 'postgres') {
   process.stderr.write(`--store is sqlite or postgres, not ${values.store}\n`);
   process.exit(2);
@@ -28,6 +33,7 @@ const postgres = store === 'postgres' ? await postgresServer(values['postgres-ur
 const summary = await runTorture({
   kills: Number(values.kills),
   workers: Number(values.workers),
+  hosts: Number(values.hosts),
   sessions: Number(values.sessions),
   rotateEvery: Number(values['rotate-every']),
   keep: values.keep,
@@ -52,6 +58,7 @@ process.stdout.write(
     seconds: Number(summary.seconds.toFixed(1)),
     seed: summary.seed,
     workers: summary.workers,
+    hosts: summary.hosts,
     reconciled: summary.reconciled,
     planned: summary.byPoint,
     died_at: summary.diedAt,

@@ -26,4 +26,23 @@ describe('torture smoke', () => {
     expect(summary.byPoint.open ?? 0).toBeGreaterThan(0);
     expect(summary.invariantsChecked).toBeGreaterThan(16 * 2);
   });
+
+  it('three hosts on one SQLite log, one killed or paused per round: survivors sweep its runs, none of theirs is ended, nothing runs twice', async () => {
+    const summary = await runTorture({ kills: 4, hosts: 3, seed: 9 });
+    expect(summary.violations).toEqual([]);
+    expect(summary.kills).toBe(4);
+    expect(summary.hosts).toBe(3);
+    expect(
+      Object.keys(summary.byPoint).some((point) => point.startsWith('lease:') || point === 'pause'),
+    ).toBe(true);
+  }, 240_000);
+
+  it('three hosts on one PostgreSQL database, lease kill points included: the same promise holds', async () => {
+    const postgresUrl = process.env.FACTUM_TEST_POSTGRES_URL;
+    expect(postgresUrl, 'a PostgreSQL server for the smoke run').toBeTruthy();
+    const summary = await runTorture({ kills: 4, hosts: 3, seed: 3, store: 'postgres', postgresUrl });
+    expect(summary.violations).toEqual([]);
+    expect(summary.kills).toBe(4);
+    expect(summary.byPoint['lease:sweep'] ?? 0).toBeGreaterThan(0);
+  }, 240_000);
 });

@@ -25,19 +25,41 @@ import { TURN_KINDS, turnReplies } from './torture-turns.js';
  *   seed: number,
  *   plan: import('./kill-switch.js').KillPlan,
  *   sessions: { id: string, port: number }[],
+ *   host?: { id: string, ttlMs: number, sweepEveryMs: number },
  * }} ChildConfig
+ *
+ * With `host`, the child is one host of several on one log (the multi-host mode): it
+ * holds its own lease and sweeps, and when the driver closes its stdin it stops
+ * starting turns, lets its runs finish, closes, and exits 0.
  */
 
 const bounds = { maxEvents: 100_000, maxBytes: 64 * 1024 * 1024 };
 
+/** The first line of stdin; the end of stdin afterwards asks a host to stop. */
+let stopping = false;
+/** @type {() => void} */
+let onStop = () => {};
+const stopped = new Promise((resolve) => {
+  onStop = () => resolve(undefined);
+});
 /** @returns {Promise<ChildConfig>} */
-async function readConfig() {
-  let text = '';
-  for await (const chunk of process.stdin) {
-    text += String(chunk);
-    if (text.includes('\n')) break;
-  }
-  return JSON.parse(text);
+function readConfig() {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (chunk) => {
+      if (text.includes('\n')) return;
+      text += chunk;
+      if (text.includes('\n')) resolve(JSON.parse(text.slice(0, text.indexOf('\n'))));
+    });
+    process.stdin.on('end', () => {
+      if (!text.includes('\n')) reject(new Error('no configuration on stdin'));
+      // A single-host child's stdin ends with its configuration: it runs until killed.
+      if (JSON.parse(text.slice(0, text.indexOf('\n'))).host === undefined) return;
+      stopping = true;
+      onStop();
+    });
+  });
 }
 
 const config = await readConfig();
@@ -57,15 +79,95 @@ if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opened: true })}\n`);
 const tools = tortureCatalog({ ledger: config.ledger, failpoint: (name) => kill.failpoint(name) });
 // One host, restarted after every kill: the checker registers the same id, so the
 // killed epoch's runs are recoverable at once (see TORTURE_HOST_ID in torture-worker.ts).
+const host = config.host;
+let renewGap = 0;
+/** The longest time this host's lease went unrenewed so far (multi-host mode). */
+let leaseGap = () => 0;
 const engine = new Engine({
   log,
   models: new ModelExecutor({ timeoutMs: 10_000, retry: { maxAttempts: 1 } }),
-  code: new CodeExecutor(CellLimits.from({ deadlineMs: 2_000 })),
-  options: { lease: { hostId: 'torture-host' } },
+  // A cell holds the event loop: a host's must end well within its lease's margin.
+  code: new CodeExecutor(CellLimits.from({ deadlineMs: config.host === undefined ? 2_000 : 600 })),
+  options:
+    host === undefined
+      ? { lease: { hostId: 'torture-host' } }
+      : { lease: { hostId: host.id, ttlMs: host.ttlMs }, sweepEveryMs: host.sweepEveryMs },
 });
+if (host !== undefined) await watchLease();
 const observer = { onObservation: () => kill.failpoint('stream') };
 kill.arm();
 await Promise.all(config.sessions.map((session, i) => sessionLoop(session, providers[i])));
+if (host !== undefined) {
+  await stopped;
+  const gap = Math.round(leaseGap());
+  await engine.close();
+  const lost = log.lease?.status().lost ?? 0;
+  await log.close();
+  writeSync(2, `${JSON.stringify({ stopped: true, leaseLost: lost, renewGapMs: gap })}\n`);
+  process.exit(0);
+}
+
+/**
+ * Registers the host and wires the lease kill points: renewals and takeover writes are
+ * counted, T1 writes are seen, and a `sweep` plan watches for another host's expired
+ * invocations.
+ */
+async function watchLease() {
+  let lastSent = performance.now();
+  await engine.host();
+  const lease = log.lease;
+  if (lease === undefined) throw new Error('the engine holds no lease');
+  // The background timer calls `this.renew()`: an own property is what it finds. The
+  // longest time from a renewal's sending to the next one's success bounds how long the
+  // lease may have gone unrenewed: past the time-to-live, this host was not surely live.
+  const renew = lease.renew.bind(lease);
+  lease.renew = () => {
+    const sent = performance.now();
+    const epoch = lease.stamp.epoch;
+    return renew().then(() => {
+      if (lease.stamp.epoch === epoch) {
+        renewGap = Math.max(renewGap, performance.now() - lastSent);
+        lastSent = sent;
+      }
+      kill.renewed();
+    });
+  };
+  leaseGap = () => Math.max(renewGap, performance.now() - lastSent);
+  const takeOver = log.takeOver.bind(log);
+  log.takeOver = (write) => {
+    kill.takeovers += 1;
+    return takeOver(write).finally(() => {
+      kill.takeovers -= 1;
+    });
+  };
+  for (const method of /** @type {const} */ (['append', 'commit'])) {
+    const original = /** @type {(write: import('@factum/agent-facts').EventWrite) => Promise<any>} */ (
+      log[method].bind(log)
+    );
+    log[method] = /** @type {any} */ (
+      (/** @type {import('@factum/agent-facts').EventWrite} */ write) => {
+        if (write.event.fact.kind !== 'tool_dispatched') return original(write);
+        kill.dispatches += 1;
+        return original(write).finally(() => {
+          kill.dispatches -= 1;
+        });
+      }
+    );
+  }
+  if (kill.watchesExpiry) {
+    const timer = setInterval(() => {
+      log.unfinishedOwnership(1_000).then(
+        (unfinished) => {
+          kill.expiredSeen = unfinished.some(
+            (u) => u.ownership.lease === 'expired' && u.ownership.owner?.hostId !== host?.id,
+          );
+        },
+        () => {},
+      );
+    }, 50);
+    timer.unref();
+  }
+}
 
 /**
  * A scripted provider behind the session's fixed port; exits with code 4 if it is taken.
@@ -96,7 +198,7 @@ async function sessionLoop(session, provider) {
     configuration: { cwd: '/torture', toolMode },
   });
   await resumeHandoff(session.id, provider, base);
-  for (let turn = 0; ; turn += 1) {
+  for (let turn = 0; !stopping; turn += 1) {
     const kind = random.pick(TURN_KINDS);
     const name = `${config.generation}-${session.id}-${turn}`;
     const invocation = {
@@ -116,6 +218,7 @@ async function sessionLoop(session, provider) {
       },
     };
     try {
+      says(invocation.invocationId);
       if (kind === 'handoff') await handoff(input, base);
       else await engine.run(input, { observer });
     } catch (error) {
@@ -157,6 +260,7 @@ async function handoff(input, base) {
 async function runSuccessor(paused, pause, base) {
   const source = await log.runSource(paused.sessionId, paused.runId);
   if (source === undefined) throw new Error(`run ${paused.runId} has no boundary`);
+  says(pause.intent.successorInvocationId);
   await engine.run(
     {
       ...base(successorOf(pause.intent, paused), 'direct'),
@@ -194,6 +298,15 @@ async function resumeHandoff(sessionId, provider, base) {
 }
 
 /**
+ * A host of several tells the driver, before it starts, which invocation it runs: the
+ * driver then knows whose runs a recovery may end (a dead host's) and may not.
+ * @param {string} invocationId
+ */
+function says(invocationId) {
+  if (host !== undefined) writeSync(2, `${JSON.stringify({ runs: invocationId })}\n`);
+}
+
+/**
  * Tells the driver about an error the child did not expect (on stderr, one JSON line).
  * @param {string} where
  * @param {unknown} error
@@ -201,5 +314,8 @@ async function resumeHandoff(sessionId, provider, base) {
 function report(where, error) {
   const code = /** @type {{ code?: unknown }} */ (error)?.code;
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`${JSON.stringify({ where, code, message })}\n`);
+  // Why, one level down: a fenced or refused write hides behind a run's error.
+  const cause = /** @type {{ cause?: { code?: unknown, message?: unknown } }} */ (error)?.cause;
+  const because = cause === undefined ? undefined : `${String(cause.code)}: ${String(cause.message)}`;
+  process.stderr.write(`${JSON.stringify({ where, code, message, because })}\n`);
 }

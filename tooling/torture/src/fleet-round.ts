@@ -1,0 +1,181 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EventLog, type LogTarget } from '@factum/event-log';
+import type { KillPlan } from './child/kill-switch.js';
+import type { Random } from './child/random.js';
+import { FLEET_SWEEP_MS, FLEET_TTL_MS, type FleetPlan } from './fleet-plans.js';
+import { type ChildExit, TortureChildProcess } from './torture-child-process.js';
+
+/** One host of a round: its id, the runs it said it started, and how it ended. */
+export type FleetHost = {
+  readonly id: string;
+  readonly role: 'survivor' | 'victim' | 'doomed';
+  readonly plan: KillPlan;
+  readonly exit: ChildExit;
+  /** Invocations it started (from its stderr). */
+  readonly runs: readonly string[];
+  /** Whether it stopped itself mid-effect and was resumed after a takeover. */
+  readonly paused: boolean;
+  /** Whether its pause waited for a commit of another session (its T2 may be written). */
+  readonly pauseDeferred: boolean;
+  /**
+   * Whether its lease lapsed while it ran: lost and registered again, or unrenewed for
+   * nearly its time-to-live (it says both when it stops), or past its local deadline (a
+   * run refused as `lease_lost`). A host stalled
+   * past its time-to-live is not live: its runs may rightly be recovered.
+   */
+  readonly leaseLost: boolean;
+};
+
+/** What a round left for the checks: its hosts, and whether the sweepers finished in time. */
+export type FleetRoundResult = {
+  readonly hosts: readonly FleetHost[];
+  /** Dead or paused hosts' invocations still unfinished when the wait ran out. */
+  readonly unswept: readonly string[];
+  readonly sweepMs: number;
+};
+
+/** The files of one shared log: its target, its ledger, and each host slot's sessions. */
+export type FleetFiles = {
+  readonly log: LogTarget;
+  readonly ledger: string;
+  readonly slots: readonly { id: string; port: number }[][];
+  since: number;
+};
+
+const STOP_WAIT_MS = 30_000;
+
+/**
+ * One round of the multi-host mode: `hosts` children run turns on one log, each with
+ * its own lease; the victim dies at its planned point (or stops itself and is resumed
+ * once a survivor took its runs over), a doomed extra host first if the plan needs
+ * expired runs. The driver only waits — bounded — until no dead host owns an unfinished
+ * invocation: a survivor's sweeper must do that. Then the survivors are asked to stop,
+ * which lets their runs finish.
+ */
+export async function runFleetRound(options: {
+  readonly entry: string;
+  readonly files: FleetFiles;
+  readonly hosts: number;
+  readonly plan: FleetPlan;
+  readonly random: Random;
+  readonly nextGeneration: () => number;
+}): Promise<FleetRoundResult> {
+  const { files, plan, random } = options;
+  const victimSlot = random.int(0, options.hosts - 1);
+  const slots = options.hosts + (plan.doomed ? 1 : 0);
+  const started = Array.from({ length: slots }, (_, slot) => {
+    const generation = options.nextGeneration();
+    const role: FleetHost['role'] =
+      slot === options.hosts ? 'doomed' : slot === victimSlot ? 'victim' : 'survivor';
+    const hostPlan: KillPlan =
+      role === 'victim'
+        ? plan.victim
+        : role === 'doomed'
+          ? { point: { kind: 'time' }, backstopMs: random.int(150, 600) }
+          : { point: { kind: 'none' }, backstopMs: 120_000 };
+    const sweepEveryMs = role === 'victim' ? plan.victimSweepEveryMs : FLEET_SWEEP_MS;
+    const id = `host-${generation}`;
+    const child = new TortureChildProcess(options.entry);
+    let paused = false;
+    const pausedNow = new Promise<void>((resolve) =>
+      child.onPaused(() => {
+        paused = true;
+        resolve();
+      }),
+    );
+    const exit = child.run({
+      log: files.log,
+      ledger: files.ledger,
+      generation,
+      seed: Math.floor(random.next() * 2 ** 32),
+      plan: hostPlan,
+      sessions: files.slots[slot]!,
+      host: { id, ttlMs: FLEET_TTL_MS, sweepEveryMs },
+    });
+    return { id, role, plan: hostPlan, child, exit, pausedNow, isPaused: () => paused };
+  });
+
+  const victim = started[victimSlot]!;
+  const gone = new Set<string>();
+  for (const host of started) if (host.role !== 'survivor') void host.exit.then(() => gone.add(host.id));
+  const doomed = started.find((host) => host.role === 'doomed');
+  if (doomed !== undefined) await doomed.exit;
+  if (plan.victim.point.kind === 'pause') {
+    // Paused, or never reached its point: then there is no victim this round.
+    await Promise.race([victim.pausedNow, victim.exit, sleep(4_000)]);
+  } else await victim.exit;
+
+  const waitFrom = performance.now();
+  const dead = started.filter((host) => gone.has(host.id) || host.isPaused()).map((host) => host.id);
+  const unswept = await waitForSweep(files.log, dead);
+  const sweepMs = performance.now() - waitFrom;
+  if (victim.isPaused()) {
+    victim.child.resume();
+    // Its stale writes (T2, the run's end) meet the fence now.
+    await sleep(500);
+  }
+  // Asking a dead child to stop is harmless: its stdin is gone. SIGCONT is sent again
+  // until the end, in case the first one came before the child had stopped itself.
+  for (const host of started) host.child.stop();
+  const again = setInterval(() => {
+    for (const host of started) if (host.isPaused()) host.child.resume();
+  }, 1_000);
+  const timer = setTimeout(() => {
+    for (const host of started) host.child.kill();
+  }, STOP_WAIT_MS);
+  const exits = await Promise.all(started.map((host) => host.exit));
+  clearTimeout(timer);
+  clearInterval(again);
+  return {
+    hosts: started.map((host, i) => ({
+      id: host.id,
+      role: host.role,
+      plan: host.plan,
+      exit: exits[i]!,
+      runs: said(exits[i]!.stderr, 'runs'),
+      paused: host.isPaused(),
+      pauseDeferred: said(exits[i]!.stderr, 'deferred').includes('true'),
+      leaseLost:
+        said(exits[i]!.stderr, 'leaseLost').some((lost) => Number(lost) > 0) ||
+        said(exits[i]!.stderr, 'renewGapMs').some((gap) => Number(gap) >= FLEET_TTL_MS * 0.9) ||
+        said(exits[i]!.stderr, 'code').includes('lease_lost'),
+    })),
+    unswept,
+    sweepMs,
+  };
+}
+
+/**
+ * Waits until no host in `dead` owns an unfinished invocation (their leases run out,
+ * then a survivor's sweep takes them over), at most the time-to-live plus a generous
+ * margin for a loaded machine. Returns what is still unfinished at the end.
+ */
+async function waitForSweep(target: LogTarget, dead: readonly string[]): Promise<string[]> {
+  if (dead.length === 0) return [];
+  const log = await EventLog.open(target);
+  try {
+    const deadline = performance.now() + FLEET_TTL_MS + 4 * FLEET_SWEEP_MS + 10_000;
+    for (;;) {
+      const left = (await log.unfinishedOwnership(100_000))
+        .filter((u) => u.ownership.owner !== undefined && dead.includes(u.ownership.owner.hostId))
+        .map((u) => u.invocation.invocationId);
+      if (left.length === 0 || performance.now() > deadline) return left;
+      await sleep(100);
+    }
+  } finally {
+    await log.close();
+  }
+}
+
+/** The values of `key` in the JSON lines of a child's stderr. */
+function said(stderr: string, key: string): string[] {
+  const values: string[] = [];
+  for (const line of stderr.split('\n')) {
+    if (!line.includes(`"${key}"`)) continue;
+    try {
+      const value = (JSON.parse(line) as Record<string, unknown>)[key];
+      if (value !== undefined) values.push(String(value));
+    } catch {}
+  }
+  return values;
+}
