@@ -59,7 +59,11 @@ export async function modelTurn(options: {
   try {
     for await (const observation of stream) {
       options.observer?.onObservation?.(stepId, observation);
-      observed.push(writer.write({ kind: 'model_observed', stepId, observation }));
+      const write = writer.write({ kind: 'model_observed', stepId, observation });
+      // Awaited once the stream ends; until then a refused write (the run fenced or sealed
+      // under it) must not surface as an unhandled rejection that ends the process.
+      write.catch(() => undefined);
+      observed.push(write);
     }
   } finally {
     // Every observation that was sent to the log settles before the step goes on.

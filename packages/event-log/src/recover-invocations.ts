@@ -18,7 +18,8 @@ export type RecoveryReport = {
 /**
  * Ends the unfinished invocations whose owner's lease has expired by the database's
  * clock (or that were opened without a lease) as `failed {interrupted}`; a live
- * owner's invocations are never touched, whoever calls it and whenever. Calls the
+ * owner's invocations are never touched, whoever calls it and whenever, and neither are
+ * the calling log's own (same host and epoch: they are running in this process). Calls the
  * model asked for that never reached dispatch are first recorded as rejected
  * (`interrupted`): they did not run and now never will. Dispatched operations stay
  * uncertain; recovery never runs an effect. Every write is a takeover (`takeOver`):
@@ -29,9 +30,13 @@ export async function recoverExpired(log: EventLog, limit = 10_000): Promise<Rec
   const ended: Invocation[] = [];
   const live: UnfinishedInvocation[] = [];
   const invalid: UnfinishedInvocation[] = [];
+  // This process's own runs are running here, whatever the database's clock says of its
+  // lease (a stalled event loop can let it lapse between renewals): it never ends them.
+  const mine = log.lease?.stamp;
   for (const unfinished of await log.unfinishedOwnership(limit)) {
-    const { lease } = unfinished.ownership;
-    if (lease === 'live') live.push(unfinished);
+    const { lease, owner } = unfinished.ownership;
+    const ours = mine !== undefined && owner?.hostId === mine.hostId && owner.epoch === mine.epoch;
+    if (lease === 'live' || ours) live.push(unfinished);
     else if (lease === 'invalid') invalid.push(unfinished);
     else if (await endInterrupted(log, unfinished.invocation)) ended.push(unfinished.invocation);
   }

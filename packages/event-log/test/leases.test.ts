@@ -34,6 +34,23 @@ describe.each(testStores())('host leases on $name', (stores) => {
     await b.close();
   });
 
+  it('a host never ends its own running invocations, even when a stall let its lease lapse by the database clock', async () => {
+    await using store = await stores.create();
+    const a = await host(store.target, 'host-a');
+    const at = invocation('-own');
+    await a.append(write(at, facts.opened()));
+    // host-a's event loop stalled past its lease: by the database's clock it has expired.
+    await store.raw(`update hosts set expires_at = renewed_at where host_id = 'host-a'`);
+    const own = await recoverExpired(a);
+    expect(own.ended, 'its own sweep leaves its own run alone').toEqual([]);
+    expect(own.live.map((entry) => entry.invocation)).toEqual([at]);
+    // Another host may take it over: from the outside, host-a is gone.
+    const b = await host(store.target, 'host-b');
+    expect((await recoverExpired(b)).ended).toEqual([at]);
+    await a.close();
+    await b.close();
+  });
+
   it('a takeover after expiry fences the stale owner: its T2, notifications and end are refused as fenced', async () => {
     await using store = await stores.create();
     const a = await host(store.target, 'host-a');

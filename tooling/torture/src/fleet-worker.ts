@@ -82,18 +82,21 @@ async function checkFleet(
   for (const host of round.hosts) {
     const survives = host.role === 'survivor' || host.paused;
     const crashed = host.exit.code !== 0 || host.exit.signal !== null;
-    // The same defect either way: a run ended under it (`sealed_invocation`) or taken over
-    // (`fenced`), then a commit nobody awaits is refused.
-    const unhandledSeal =
+    // A run ended or taken over under a host makes its later commits refused; a refusal
+    // nobody handles (and the crash it causes) is a defect, checked below as such.
+    const unhandledRefusal =
       host.exit.code === 1 &&
       (host.exit.stderr.includes("code: 'sealed_invocation'") || host.exit.stderr.includes("code: 'fenced'"));
-    if (survives && !host.paused && crashed && (host.leaseLost || unhandledSeal)) {
-      // A known engine defect, kept visible (README): a host whose run was ended as
-      // interrupted while it ran — by its own sweeper, or a survivor's after its lease
-      // lapsed — can die of an unhandled `sealed_invocation` refusal. Its effects and
-      // facts are still checked below.
-      const key = 'host crashed: unhandled sealed_invocation or fenced refusal after its run was ended';
+    if (survives && !host.paused && crashed && host.leaseLost && !unhandledRefusal) {
+      // A host that stalled past its lease (a loaded machine) stops starting effects and may
+      // end early; its effects and facts are still checked below.
+      const key = 'host lost its lease and stopped';
       tally.childErrors[key] = (tally.childErrors[key] ?? 0) + 1;
+    } else if (survives && unhandledRefusal) {
+      violate(
+        'unhandled_refusal',
+        `${host.id} died of an unhandled refusal: ${host.exit.stderr.slice(-2_000)}`,
+      );
     } else if (survives) {
       expect(
         host.exit.code === 0 && host.exit.signal === null,
@@ -162,14 +165,9 @@ async function checkFleet(
       if (fact.outcome.kind !== 'failed' || fact.outcome.error.code !== 'interrupted') continue;
       const id = event.invocation.invocationId;
       if (endable.has(id)) continue;
-      // A takeover moves the owner; an end written under the run's own host id and epoch
-      // is that host's own doing, not another's (counted, and said in the README).
+      // A takeover moves the owner: an end written under the run's own host is that host's
+      // own sweep ending its own live run, which recovery must never do.
       const now = (await log.invocationOwnership(event.invocation))?.owner?.hostId;
-      if (now !== undefined && now === owner.get(id)) {
-        const key = 'a live host ended its own run as interrupted';
-        tally.childErrors[key] = (tally.childErrors[key] ?? 0) + 1;
-        continue;
-      }
       expect(
         false,
         'live_not_ended',

@@ -1,0 +1,61 @@
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog, recoverExpired } from '@factum/event-log';
+import { testStores } from '@factum/event-log/testing';
+import { ModelExecutor } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
+import { describe, expect, it } from 'vitest';
+import { Engine } from '../src/index.ts';
+import { input } from './support/agent-loop.ts';
+
+const wide = { maxEvents: 10_000, maxBytes: 16 * 1024 * 1024 };
+const sqlite = testStores().find((factory) => factory.name === 'sqlite')!;
+
+describe('a run taken over while its model streams', () => {
+  it('stops on the refused writes without an unhandled rejection, and keeps the takeover’s end', async () => {
+    await using store = await sqlite.create();
+    const log = await EventLog.open(store.target);
+    const engine = new Engine({
+      log,
+      models: new ModelExecutor({ timeoutMs: 10_000 }),
+      code: new CodeExecutor(),
+      options: { lease: { hostId: 'streaming-host', ttlMs: 60_000, renewEveryMs: 20_000 }, sweepEveryMs: 0 },
+    });
+    await using provider = await startScriptedProvider();
+    provider.script({ text: Array.from({ length: 60 }, (_, n) => `piece ${n} `), chunkDelayMs: 20 });
+    const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
+    const at = input(provider, 'fenced', effect);
+    const running = engine.run(at).then(
+      (outcome) => ({ outcome }),
+      (error: unknown) => ({ error }),
+    );
+    const observed = async () =>
+      (await log.prefix(wide)).events.some(({ event }) => event.fact.kind === 'model_observed');
+    for (let tries = 0; !(await observed()) && tries < 400; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await observed(), 'the model was streaming when the host was taken over').toBe(true);
+
+    // The streaming host stalls past its lease by the database's clock; another host takes over.
+    await store.raw(`update hosts set expires_at = renewed_at where host_id = 'streaming-host'`);
+    const other = await EventLog.open(store.target);
+    await other.holdLease({ hostId: 'other-host', ttlMs: 60_000, renewEveryMs: 20_000 });
+    expect((await recoverExpired(other)).ended).toEqual([at.invocation]);
+
+    const settled = await running;
+    expect('outcome' in settled ? settled.outcome.outcome.kind : 'rejected').not.toBe('completed');
+    const facts = (await other.prefix(wide)).events
+      .filter(({ event }) => event.invocation.invocationId === at.invocation.invocationId)
+      .map(({ event }) => event.fact);
+    expect(facts.at(-1)).toMatchObject({
+      kind: 'invocation_ended',
+      outcome: { error: { code: 'interrupted' } },
+    });
+    expect(
+      facts.some((fact) => fact.kind === 'model_completed'),
+      'nothing of the stale owner after',
+    ).toBe(false);
+    await engine.close();
+    await log.close();
+    await other.close();
+  }, 30_000);
+});
