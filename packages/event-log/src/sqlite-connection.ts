@@ -21,7 +21,7 @@ export function connectSqlite(path: string): SqliteConnection {
   // First, so that switching a brand-new file to WAL, which needs a moment of exclusive
   // access, waits for another process opening the same file instead of failing.
   database.pragma('busy_timeout = 10000');
-  const wal = database.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+  const wal = switchToWal(database);
   database.pragma('synchronous = FULL');
   const prepared = withStatementCache(database);
   const db = new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: prepared }) });
@@ -32,6 +32,26 @@ export function connectSqlite(path: string): SqliteConnection {
     return [];
   };
   return { db, direct, wal };
+}
+
+/**
+ * Switches the file to WAL. SQLite answers `SQLITE_BUSY` at once, without its busy
+ * handler, when another process holds the file while it changes journal mode (several
+ * processes opening a brand-new log): it is tried again for up to the busy timeout.
+ */
+function switchToWal(database: Database.Database): boolean {
+  const deadline = Date.now() + 10_000;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return database.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+    } catch (error) {
+      const busy = (error as { code?: string }).code === 'SQLITE_BUSY';
+      if (!busy || Date.now() >= deadline) throw error;
+      // Opening is synchronous: wait a few milliseconds without spinning.
+      Atomics.wait(pause, 0, 0, 5 + Math.floor(Math.random() * 20));
+    }
+  }
 }
 
 /**
