@@ -103,3 +103,17 @@ export async function eventually(check: () => boolean, timeoutMs = 15_000): Prom
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * Waits until `factum recover` reports a dead process's run as gone: its lease (1 s for
+ * the demo's crashing child) runs out by the database's clock, and until then recovery
+ * rightly leaves the run alone.
+ */
+export async function untilLeaseExpired(dataDir: string, cwd: string): Promise<void> {
+  for (let tries = 0; tries < 40; tries += 1) {
+    const listed = await runCli(['recover', '--dir', dataDir], { cwd });
+    if (listed.stdout.includes('is gone (lease expired')) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error('the dead process’s lease never expired');
+}

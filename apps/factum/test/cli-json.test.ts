@@ -7,7 +7,7 @@ import {
   RecoverOutputSchema,
   ShowOutputSchema,
 } from '../src/commands/json-output-schemas.ts';
-import { runCli, temporaryDirectory } from './cli-harness.ts';
+import { runCli, temporaryDirectory, untilLeaseExpired } from './cli-harness.ts';
 
 const LONG_FILE = Array.from({ length: 40 }, (_, i) => `line ${i + 1} of the notes`).join('\n');
 
@@ -81,6 +81,7 @@ describe('scripting factum: --json, exit codes, and what show prints', () => {
 
     // Someone changed the file since: reconciliation cannot tell, so the operation stays open.
     writeFileSync(join(workspace, 'plan.md'), 'edited by hand');
+    await untilLeaseExpired(dir.dataDir, dir.path);
     const unsure = await runCli(['recover', '--apply', '--json', '--dir', dir.dataDir], { cwd: dir.path });
     expect(unsure.code, 'left open after --apply').toBe(3);
     const applied = RecoverOutputSchema.parse(JSON.parse(unsure.stdout));

@@ -12,7 +12,7 @@ import type { CliContext } from '../src/commands/cli-context.ts';
 import { registerServe } from '../src/commands/serve.ts';
 import { openOtlpTracing, otlpTracesUrl } from '../src/telemetry/otlp-tracing.ts';
 import { Terminal } from '../src/terminal/terminal.ts';
-import { eventually, runCli, temporaryDirectory } from './cli-harness.ts';
+import { eventually, runCli, temporaryDirectory, untilLeaseExpired } from './cli-harness.ts';
 import { type ReceivedSpan, startOtlpReceiver } from './otlp-receiver.ts';
 
 function byName(spans: readonly ReceivedSpan[], name: string): ReceivedSpan {
@@ -176,6 +176,7 @@ describe('OpenTelemetry export over OTLP/HTTP', () => {
     mkdirSync(join(dir.dataDir, 'demo', session), { recursive: true });
     const crash = await runCli(['demo', '--crash-child', session, '--dir', dir.dataDir], { cwd: dir.path });
     expect(crash.signal).toBe('SIGKILL');
+    await untilLeaseExpired(dir.dataDir, dir.path);
     const applied = await runCli(['recover', '--apply', '--otlp', receiver.url, '--dir', dir.dataDir], {
       cwd: dir.path,
     });
