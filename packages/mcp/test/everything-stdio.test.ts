@@ -1,10 +1,10 @@
 import { type ModelToolCall, ToolError } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
-import { RunTools, ToolCatalog } from '@factum/tools';
+import { ToolCatalog } from '@factum/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpToolSource } from '../src/index.ts';
-import { factsOf, invocation, seed, temporaryDirectory, wide } from './support/log-fixtures.ts';
+import { factsOf, invocation, runOver, seed, temporaryDirectory, wide } from './support/log-fixtures.ts';
 import { everything } from './support/servers.ts';
 
 let source: McpToolSource;
@@ -51,13 +51,7 @@ describe('server-everything over stdio', () => {
       { id: 'long', name: 'trigger-long-running-operation', input: { duration: 0.3, steps: 3 } },
     ];
     await seed(log, invocation, calls);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: new ToolCatalog(source.registrations()),
-      mode: 'direct',
-      code,
-    });
+    const run = runOver(log, source, code);
     const step = (await run.capture('.')).intoStep('step');
     const results = [];
     for (const call of calls) results.push((await step.invoke(call)).json());
@@ -95,13 +89,7 @@ describe('server-everything over stdio', () => {
       { id: 'unknown', name: 'delete-everything', input: {} },
     ];
     await seed(log, invocation, calls);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: new ToolCatalog(source.registrations()),
-      mode: 'direct',
-      code,
-    });
+    const run = runOver(log, source, code);
     const step = (await run.capture('.')).intoStep('step');
     const errors = await Promise.all(calls.map((call) => step.invoke(call).catch((error: unknown) => error)));
     await run.shutdown();
@@ -123,13 +111,7 @@ describe('server-everything over stdio', () => {
       input: { code: "const r = await tools['get-sum']({ a: 2, b: 3 }); text(r.content[0].text);" },
     };
     await seed(log, invocation, [call]);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: new ToolCatalog(source.registrations()),
-      mode: 'code_mode',
-      code,
-    });
+    const run = runOver(log, source, code, 'code_mode');
     const result = await (await run.capture('.')).intoStep('step').invoke(call);
     await run.shutdown();
     expect(JSON.stringify(result.json())).toMatch(/5/);

@@ -4,23 +4,16 @@ import { join } from 'node:path';
 import type { ModelToolCall } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
-import { RunTools, ToolCatalog } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
 import { McpError, McpToolSource } from '../src/index.ts';
-import { factsOf, invocation, seed, temporaryDirectory } from './support/log-fixtures.ts';
+import { factsOf, invocation, runOver, seed, temporaryDirectory } from './support/log-fixtures.ts';
 import { everythingBin, filesystem, freePort } from './support/servers.ts';
 
 const code = new CodeExecutor();
 
 async function runCalls(log: EventLog, source: McpToolSource, calls: ModelToolCall[]) {
   await seed(log, invocation, calls);
-  const run = new RunTools({
-    sink: log,
-    invocation,
-    catalog: new ToolCatalog(source.registrations()),
-    mode: 'direct',
-    code,
-  });
+  const run = runOver(log, source, code);
   const step = (await run.capture('.')).intoStep('step');
   const results: unknown[] = [];
   for (const call of calls) results.push((await step.invoke(call)).json());
@@ -62,13 +55,7 @@ describe('server-filesystem over stdio', () => {
     await seed(log, invocation, [
       { id: 'w', name: 'write_file', input: { path: '/etc/factum-escape', content: 'x' } },
     ]);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: new ToolCatalog(source.registrations()),
-      mode: 'direct',
-      code,
-    });
+    const run = runOver(log, source, code);
     const step = (await run.capture('.')).intoStep('step');
     await expect(
       step.invoke({ id: 'w', name: 'write_file', input: { path: '/etc/factum-escape', content: 'x' } }),

@@ -3,10 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
-import { RunTools, ToolCatalog } from '@factum/tools';
+import { ToolCatalog } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
 import { McpToolSource } from '../src/index.ts';
-import { invocation, seed, temporaryDirectory, wide } from './support/log-fixtures.ts';
+import { invocation, runOver, seed, temporaryDirectory, wide } from './support/log-fixtures.ts';
 import { keyed } from './support/servers.ts';
 
 const lines = (path: string) =>
@@ -19,13 +19,7 @@ describe('a server built with the SDK', () => {
     await using source = await McpToolSource.connect(keyed(dir.path));
     const call = { id: 'c1', name: 'charge', input: { amount: 5 } };
     await seed(log, invocation, [call]);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: new ToolCatalog(source.registrations()),
-      mode: 'direct',
-      code: new CodeExecutor(),
-    });
+    const run = runOver(log, source, new CodeExecutor());
     const result = await (await run.capture('.')).intoStep('step').invoke(call);
     await run.shutdown();
     const [request] = lines(join(dir.path, 'requests')).map((line) => JSON.parse(line));
@@ -43,13 +37,7 @@ describe('a server built with the SDK', () => {
     await using source = await McpToolSource.connect(keyed(dir.path));
     const calls = [1, 2, 3, 4, 5].map((n) => ({ id: `c${n}`, name: 'charge', input: { amount: n } }));
     await seed(log, invocation, calls);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: new ToolCatalog(source.registrations()),
-      mode: 'direct',
-      code: new CodeExecutor(),
-    });
+    const run = runOver(log, source, new CodeExecutor());
     const step = (await run.capture('.')).intoStep('step');
     const signal = new AbortController().signal;
     for (const call of calls) await step.invoke(call, signal);
@@ -79,13 +67,7 @@ describe('a server built with the SDK', () => {
     await using source = await McpToolSource.connect(keyed(dir.path));
     const call = { id: 'c1', name: 'slow-charge', input: { amount: 5 } };
     await seed(log, invocation, [call]);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: new ToolCatalog(source.registrations()),
-      mode: 'direct',
-      code: new CodeExecutor(),
-    });
+    const run = runOver(log, source, new CodeExecutor());
     const controller = new AbortController();
     const watch = setInterval(() => {
       if (lines(join(dir.path, 'requests')).length > 0) controller.abort();
@@ -110,13 +92,7 @@ describe('a server built with the SDK', () => {
     await using source = await McpToolSource.connect(keyed(dir.path), { callTimeoutMs: 300 });
     const call = { id: 'c1', name: 'slow-charge', input: { amount: 5 } };
     await seed(log, invocation, [call]);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: new ToolCatalog(source.registrations()),
-      mode: 'direct',
-      code: new CodeExecutor(),
-    });
+    const run = runOver(log, source, new CodeExecutor());
     const error = await (await run.capture('.'))
       .intoStep('step')
       .invoke(call)

@@ -1,10 +1,18 @@
 import { ToolError } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog, recoverInvocations } from '@factum/event-log';
-import { RunTools, reconcileUncertain, ToolCatalog } from '@factum/tools';
+import { reconcileUncertain, ToolCatalog } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
 import { McpToolSource } from '../src/index.ts';
-import { factsOf, invocation, seed, temporaryDirectory, WatchingSink, wide } from './support/log-fixtures.ts';
+import {
+  factsOf,
+  invocation,
+  runOver,
+  seed,
+  temporaryDirectory,
+  WatchingSink,
+  wide,
+} from './support/log-fixtures.ts';
 import { everything } from './support/servers.ts';
 
 const code = new CodeExecutor();
@@ -23,13 +31,7 @@ async function longCall(log: EventLog, source: McpToolSource, onFirstProgress: (
       onFirstProgress(() => controller.abort());
     }
   });
-  const run = new RunTools({
-    sink,
-    invocation,
-    catalog: new ToolCatalog(source.registrations()),
-    mode: 'direct',
-    code,
-  });
+  const run = runOver(sink, source, code);
   const error = await (await run.capture('.'))
     .intoStep('step')
     .invoke(call, controller.signal)

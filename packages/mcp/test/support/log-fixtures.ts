@@ -10,7 +10,10 @@ import {
   type ModelToolCall,
   RuntimeEvent,
 } from '@factum/agent-facts';
+import type { CodeExecutor } from '@factum/code-runtime';
 import type { EventLog } from '@factum/event-log';
+import { RunTools, ToolCatalog } from '@factum/tools';
+import type { McpToolSource } from '../../src/index.ts';
 
 export const wide = { maxEvents: 100_000, maxBytes: 64 << 20 };
 
@@ -80,4 +83,14 @@ export async function factsOf(log: EventLog, operationId: string): Promise<Fact[
   return (await log.prefix(wide)).events
     .map(({ event }) => event.fact)
     .filter((fact) => 'operationId' in fact && fact.operationId === operationId);
+}
+
+/** A run of the fixture invocation over `sink` offering `source`'s tools, as the engine would make it. */
+export function runOver(
+  sink: EventSink,
+  source: McpToolSource,
+  code: CodeExecutor,
+  mode: 'direct' | 'code_mode' = 'direct',
+): RunTools {
+  return new RunTools({ sink, invocation, catalog: new ToolCatalog(source.registrations()), mode, code });
 }
