@@ -75,8 +75,14 @@ describe.each(testStores())('opening a new log on $name', (stores) => {
     await using reference = await stores.create();
     const expected = await openAndDescribe(reference.target);
     expect(expected.applied.length).toBeGreaterThan(0);
-    await using calibration = await stores.create();
-    const window = (await measureOpen(calibration.target)) * 1.5;
+    // The fastest of three opens: a calibration slowed by a busy machine would stretch the
+    // window past most opens, and the kills would land after them instead of during.
+    const durations: number[] = [];
+    for (let index = 0; index < 3; index += 1) {
+      await using calibration = await stores.create();
+      durations.push(await measureOpen(calibration.target));
+    }
+    const window = Math.min(...durations) * 1.5;
 
     let killedMidway = 0;
     for (let round = 0; round < kills / parallel; round += 1) {

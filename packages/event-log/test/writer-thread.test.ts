@@ -41,7 +41,9 @@ describe('the writer thread', () => {
     let slowMs = 0;
     const committers: string[] = [];
     await using log = await EventLog.open(dir.file, {
-      loneCommitBudgetMs: 40,
+      // Spins long against the budget, so that a busy disk's own time cannot move the
+      // switch (it would need commits of over 100 ms to).
+      loneCommitBudgetMs: 100,
       hooks: {
         // Spinning inside the transaction stands for a slow disk, wherever it commits.
         beforeCommit: () => {
@@ -53,10 +55,10 @@ describe('the writer thread', () => {
     });
     const at = invocation();
     await log.append(write(at, facts.opened()));
-    slowMs = 100;
+    slowMs = 250;
     for (let index = 0; index < 10; index += 1) await log.append(write(at, facts.completed(`s${index}`, [])));
-    // The average (α = 0.1) passes 40 ms after four or five slow commits (100 × (1 − 0.9⁵)
-    // ≈ 41, more with the disk's own time); from then on they commit in the thread.
+    // The average (α = 0.1) passes 100 ms after four or five slow commits (250 × (1 − 0.9⁵)
+    // ≈ 102, more with the disk's own time); from then on they commit in the thread.
     const switched = committers.indexOf('writer_thread');
     expect(switched).toBeGreaterThanOrEqual(4);
     expect(switched).toBeLessThanOrEqual(7);
@@ -64,7 +66,7 @@ describe('the writer thread', () => {
     expect(committers.slice(switched)).toEqual(Array(11 - switched).fill('writer_thread'));
     slowMs = 0;
     committers.length = 0;
-    // Back under 20 ms (half the budget) within a dozen or two cheap commits.
+    // Back under 50 ms (half the budget) within a dozen or two cheap commits.
     for (let index = 0; index < 40; index += 1) await log.append(write(at, facts.completed(`t${index}`, [])));
     expect(committers[0]).toBe('writer_thread');
     expect(committers.at(-1)).toBe('event_loop');
