@@ -5,7 +5,20 @@ import { EventWrite, type Fact, RuntimeEvent } from '@factum/agent-facts';
 import { EventLog, type LogTarget } from '@factum/event-log';
 
 const [targetText, name, sessionsText, durationText, gate] = process.argv.slice(2) as string[];
-const log = await EventLog.open(JSON.parse(targetText!) as LogTarget);
+// Where each batch's time went: waiting for the chain's writer position, then holding it.
+const lock = { batches: 0, facts: 0, waitMs: 0, holdMs: 0 };
+let timed = false;
+const log = await EventLog.open(JSON.parse(targetText!) as LogTarget, {
+  hooks: {
+    afterCommit: ({ size, timing }) => {
+      if (!timed || timing === undefined) return;
+      lock.batches += 1;
+      lock.facts += size;
+      lock.waitMs += timing.waitedMs;
+      lock.holdMs += timing.heldMs;
+    },
+  },
+});
 await log.holdLease({ hostId: name! });
 const invocations = Array.from({ length: Number(sessionsText) }, (_, n) => ({
   sessionId: `${name}-${n}`,
@@ -21,6 +34,8 @@ await Promise.all(invocations.map((at) => log.append(EventWrite.plain(RuntimeEve
 writeSync(1, 'ready\n');
 while (!existsSync(gate!)) await new Promise((resolve) => setTimeout(resolve, 5));
 const until = performance.now() + Number(durationText);
+const cpuBefore = process.cpuUsage();
+timed = true;
 let durable = 0;
 await Promise.all(
   invocations.map(async (at) => {
@@ -35,5 +50,9 @@ await Promise.all(
     }
   }),
 );
-writeSync(1, `count ${durable}\n`);
+const cpu = process.cpuUsage(cpuBefore);
+writeSync(
+  1,
+  `count ${durable}\nstats ${JSON.stringify({ cpuMs: (cpu.user + cpu.system) / 1000, ...lock })}\n`,
+);
 await log.close();

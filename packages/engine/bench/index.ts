@@ -114,7 +114,30 @@ async function byHand(log: EventLog): Promise<number> {
   return (performance.now() - started) / (turns * 2);
 }
 
+/** `FACTUM_BENCH_ONLY=pg_fleet` (a comma-separated list of measures' prefixes) runs only those. */
+const only = process.env.FACTUM_BENCH_ONLY?.split(',');
+const wanted = (measure: string) => only === undefined || only.some((prefix) => measure.startsWith(prefix));
+
 try {
+  if (wanted('engine_step_ms')) await engineStep();
+  if (wanted('lease_overhead')) await leaseOverhead();
+  // Several hosts need PostgreSQL (FACTUM_TEST_POSTGRES_URL, as the tests).
+  const postgres = testStores().find((factory) => factory.name === 'postgres');
+  if (postgres === undefined) {
+    console.log(
+      JSON.stringify({ skipped: ['failover_ms', 'pg_fleet'], reason: 'FACTUM_TEST_POSTGRES_URL is not set' }),
+    );
+  } else {
+    if (wanted('failover_ms')) await failover(postgres);
+    if (wanted('pg_fleet')) await fleet(postgres);
+  }
+} finally {
+  await provider.close();
+  await code.close();
+  rmSync(root, { recursive: true, force: true });
+}
+
+async function engineStep(): Promise<void> {
   const log = await EventLog.open(join(root, 'engine.sqlite'));
   // Warm both paths, then alternate so that machine noise hits both alike.
   await byHand(log);
@@ -134,19 +157,4 @@ try {
     baselineValue: handTotal / 3,
     goal: '<= 1.3',
   });
-  await leaseOverhead();
-  // Several hosts need PostgreSQL (FACTUM_TEST_POSTGRES_URL, as the tests).
-  const postgres = testStores().find((factory) => factory.name === 'postgres');
-  if (postgres === undefined) {
-    console.log(
-      JSON.stringify({ skipped: ['failover_ms', 'pg_fleet'], reason: 'FACTUM_TEST_POSTGRES_URL is not set' }),
-    );
-  } else {
-    await failover(postgres);
-    await fleet(postgres);
-  }
-} finally {
-  await provider.close();
-  await code.close();
-  rmSync(root, { recursive: true, force: true });
 }

@@ -5,7 +5,14 @@ import { checkWrite, type RuleEffects } from './append-rules.js';
 import { type AcceptedWrite, insertEvents } from './insert-events.js';
 import type { LeaseView } from './invocation-owner.js';
 import { loadRuleState } from './load-rule-state.js';
-import { type LogDialect, runAsync, runSync, type Statements, type SyncQueryRun } from './log-dialect.js';
+import {
+  type LogDialect,
+  runAsync,
+  runSync,
+  type Statements,
+  type SyncQueryRun,
+  type Transact,
+} from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
@@ -23,10 +30,12 @@ export type BatchContext = {
    * then runs without yielding, so nothing else in the thread can run inside it.
    */
   readonly direct?: SyncQueryRun;
+  /** Runs a transaction's statements on one connection of the store (PostgreSQL). */
+  readonly transact?: Transact;
 };
 
 /** Where a batch stands while its statements run. */
-type BatchProgress = { outcomes: WriteOutcome[]; committing: boolean };
+type BatchProgress = { outcomes: WriteOutcome[]; committing: boolean; heldAt?: number };
 
 /**
  * Commits a batch of writes in one transaction (and, with `synchronous=FULL`, one
@@ -47,6 +56,8 @@ export async function commitBatch(
   try {
     if (context.direct !== undefined) {
       runSync(batchSteps(db, context, batch, progress, committer), context.direct);
+    } else if (context.transact !== undefined) {
+      await context.transact(batchSteps(db, context, batch, progress, committer));
     } else {
       // Holding one connection keeps the batch's statements in one transaction.
       await db.connection().execute((connection) =>
@@ -65,6 +76,7 @@ export async function commitBatch(
     outcomes: progress.outcomes,
     committer,
     elapsedMs: performance.now() - started,
+    waitedMs: (progress.heldAt ?? started) - started,
   };
 }
 
@@ -79,9 +91,8 @@ function* batchSteps(
   const { dialect, cache, beforeCommit } = context;
   for (const statement of dialect.begin) yield statement;
   try {
-    const token = yield* dialect.changeToken();
-    if (token === undefined || token !== cache.token) cache.reset();
-    cache.token = token;
+    yield* dialect.refresh(cache);
+    progress.heldAt = performance.now();
     const leases = yield* loadRuleState(builder, { cache, clock: dialect.clock }, batch);
     const accepted = applyRules(cache, batch, progress.outcomes, leases);
     yield* insertEvents(builder, accepted, dialect.rowsPerInsert);
@@ -95,6 +106,7 @@ function* batchSteps(
     progress.committing = true;
     yield dialect.commit;
   } catch (error) {
+    if (progress.committing && dialect.refusedAtCommit(error)) progress.committing = false;
     if (!progress.committing) {
       try {
         yield dialect.rollback;

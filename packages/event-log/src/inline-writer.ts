@@ -12,8 +12,8 @@ export function inlineWriter(
   store: OpenDatabase,
   beforeCommit: ((batch: BatchInfo) => void) | undefined,
 ): BatchWriter {
-  const { db, dialect, direct } = store;
-  const context = { dialect, cache: new RuleCache(), beforeCommit, direct };
+  const { db, dialect, direct, transact } = store;
+  const context = { dialect, cache: new RuleCache(), beforeCommit, direct, transact };
   return {
     committer: 'event_loop',
     // SQLite runs its statements synchronously; PostgreSQL answers through sockets.

@@ -1,4 +1,5 @@
 import { CompiledQuery } from 'kysely';
+import type { RuleCache } from './rule-cache.js';
 
 /**
  * A batch's statements as a generator: it yields each compiled statement and is handed
@@ -32,6 +33,9 @@ export function runSync<T>(steps: Statements<T>, execute: SyncQueryRun): T {
   return step.value;
 }
 
+/** Runs a transaction's statements on one connection of an asynchronous store. */
+export type Transact = <T>(steps: Statements<T>) => Promise<T>;
+
 /** Runs every statement of `steps`, awaiting each. */
 export async function runAsync<T>(
   steps: Statements<T>,
@@ -53,9 +57,9 @@ export async function runAsync<T>(
 
 /**
  * What differs between the stores: how a write transaction takes the log's single
- * writer position, and whether state read in an earlier transaction can be trusted.
- * Statements are compiled once: building them costs more than SQLite spends running
- * them, and they run on every batch.
+ * writer position, and how much of the state read in earlier transactions can be
+ * trusted. Statements are compiled once: building them costs more than SQLite spends
+ * running them, and they run on every batch.
  */
 export interface LogDialect {
   readonly name: 'sqlite' | 'postgres';
@@ -68,10 +72,12 @@ export interface LogDialect {
   /** The database's clock, in milliseconds since the epoch: leases expire by it. */
   readonly clock: CompiledQuery<{ now: number }>;
   /**
-   * A token that changes whenever another connection committed since the last call,
-   * or `undefined` when the store cannot tell (then nothing is cached across batches).
+   * Runs first inside the write transaction, after `begin`: drops from `cache` what
+   * other connections changed since it was filled, and may set the chain's head.
    */
-  changeToken(): Statements<number | undefined>;
+  refresh(cache: RuleCache): Statements<void>;
+  /** Whether a failed `COMMIT` certainly kept nothing of the transaction. */
+  refusedAtCommit(error: unknown): boolean;
 }
 
 const dataVersion = CompiledQuery.raw('pragma data_version');
@@ -84,22 +90,73 @@ export const sqliteDialect: LogDialect = {
   rollback: CompiledQuery.raw('rollback'),
   rowsPerInsert: 1,
   clock: CompiledQuery.raw(`select cast((julianday('now') - 2440587.5) * 86400000 as integer) as now`),
-  *changeToken() {
+  // SQLite cannot say what another connection wrote, only that it wrote: then all goes.
+  *refresh(cache) {
     const rows = yield* run(dataVersion as CompiledQuery<{ data_version: number }>);
-    return rows[0]?.data_version;
+    const token = rows[0]?.data_version;
+    if (token === undefined || token !== cache.token) cache.reset();
+    cache.token = token;
   },
+  refusedAtCommit: () => false,
 };
 
-/** PostgreSQL: one transaction-scoped advisory lock serialises the chain's writers across hosts. */
+/** The key of the advisory lock that makes one writer of the chain at a time. */
+const chainLock = 7310512201;
+
+/**
+ * How many events of other writers the refresh looks through for the sessions they
+ * wrote; past it, the whole cache goes.
+ */
+export const REFRESH_WINDOW = 10_000;
+
+/**
+ * PostgreSQL: one transaction-scoped advisory lock serialises the chain's writers across
+ * hosts. The lock is the fleet's bottleneck — every other writer waits while it is held
+ * — so the transaction is opened, the lock taken and the chain's head read in one round
+ * trip, and the rules' state is kept between batches: the sessions other writers wrote
+ * since this cache's head are read with the head, and only theirs are dropped. Runs
+ * through `runPipelined`, which sends the batch's writes with its `COMMIT`.
+ */
 export const postgresDialect: LogDialect = {
   name: 'postgres',
-  begin: [CompiledQuery.raw('begin'), CompiledQuery.raw('select pg_advisory_xact_lock(7310512201)')],
+  begin: [],
   commit: CompiledQuery.raw('commit'),
   rollback: CompiledQuery.raw('rollback'),
   rowsPerInsert: 500,
   clock: CompiledQuery.raw('select (extract(epoch from statement_timestamp()) * 1000)::bigint as now'),
-  // biome-ignore lint/correctness/useYield: PostgreSQL has no token; the generator asks for nothing.
-  *changeToken() {
-    return undefined;
+  *refresh(cache) {
+    const known = cache.head?.sequence;
+    // Statements of one message each take their own snapshot (read committed): the head
+    // is read after the lock is granted, so it includes the last holder's commit.
+    const changed =
+      known === undefined
+        ? 'null::text[]'
+        : `(select array_agg(distinct c.session_id) from events c where c.sequence > ${integer(known)} and c.sequence <= ${integer(known + REFRESH_WINDOW)})`;
+    const rows = yield* run(
+      CompiledQuery.raw(
+        `begin; select pg_advisory_xact_lock(${chainLock}); select e.sequence, e.digest, ${changed} as changed from events e order by e.sequence desc limit 1`,
+      ) as CompiledQuery<{ sequence: number; digest: string; changed: string[] | null }>,
+    );
+    const row = rows[0];
+    const head =
+      row === undefined
+        ? { sequence: 0, digest: '' }
+        : { sequence: Number(row.sequence), digest: row.digest };
+    if (known === undefined || head.sequence < known || head.sequence > known + REFRESH_WINDOW) {
+      cache.reset();
+    } else if (head.sequence > known) {
+      cache.forgetSessions(row?.changed ?? []);
+    }
+    cache.head = head;
   },
+  refusedAtCommit: (error) =>
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { severity?: unknown }).severity === 'ERROR' &&
+    typeof (error as { code?: unknown }).code === 'string',
 };
+
+function integer(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`not a sequence: ${value}`);
+  return String(value);
+}

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { EventLogError } from './event-log-error.js';
-import { type LogDialect, type SyncQueryRun, sqliteDialect } from './log-dialect.js';
+import { type LogDialect, type SyncQueryRun, sqliteDialect, type Transact } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { connectSqlite } from './sqlite-connection.js';
 
@@ -10,6 +10,8 @@ export type OpenDatabase = {
   readonly dialect: LogDialect;
   /** Runs a batch's statements straight on the SQLite handle. */
   readonly direct?: SyncQueryRun;
+  /** Runs a batch's statements on one connection of the pool (PostgreSQL). */
+  readonly transact?: Transact;
   /** A SQLite file in WAL mode, which a writer thread may open beside this connection. */
   readonly walFile?: string;
 };

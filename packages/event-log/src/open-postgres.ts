@@ -1,9 +1,10 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { EventLogError } from './event-log-error.js';
-import { postgresDialect } from './log-dialect.js';
+import { postgresDialect, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import type { OpenDatabase } from './open-database.js';
+import { runPipelined } from './postgres-pipeline.js';
 
 const INT8 = 20;
 
@@ -37,7 +38,25 @@ export async function openPostgres(url: string): Promise<OpenDatabase> {
   return {
     db: new Kysely<LogDatabase>({ dialect: new PostgresDialect({ pool }) }),
     dialect: postgresDialect,
+    transact: (steps) => transact(pool, steps),
   };
+}
+
+/**
+ * Runs a batch's transaction on one connection of the pool, straight through the driver
+ * (see `runPipelined`). A connection whose transaction failed is closed rather than
+ * reused: it may be mid-transaction or broken.
+ */
+async function transact<T>(pool: pg.Pool, steps: Statements<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    const result = await runPipelined(steps, client);
+    client.release();
+    return result;
+  } catch (error) {
+    client.release(true);
+    throw error;
+  }
 }
 
 /** A connection string without its password, for messages. */

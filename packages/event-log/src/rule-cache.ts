@@ -9,8 +9,8 @@ export type SessionRow = SessionState & { head: ChainHead | undefined };
 const limit = 50_000;
 
 /**
- * State the rules read, kept between batches while no other connection has written
- * (the dialect's change token says so). Anything missing is read from the store inside
+ * State the rules read, kept between batches while no other connection has written to
+ * it (the dialect's `refresh` says what they wrote). Anything missing is read from the store inside
  * the write transaction; on any failure the whole cache is dropped.
  */
 export class RuleCache implements RuleState {
@@ -48,6 +48,23 @@ export class RuleCache implements RuleState {
     this.invocations.clear();
     this.operations.clear();
     this.token = undefined;
+  }
+
+  /**
+   * Forgets what is known of `sessionIds` (other writers wrote to them): their heads,
+   * admission, invocations and operations, which only events of their own session
+   * change. Everything cached of a session is keyed under it and loaded with its row, so
+   * a session not in `sessions` has nothing else here either.
+   */
+  forgetSessions(sessionIds: Iterable<string>): void {
+    const gone = new Set<string>();
+    for (const id of sessionIds) if (this.sessions.delete(id)) gone.add(id);
+    if (gone.size === 0) return;
+    for (const map of [this.invocations, this.operations]) {
+      for (const key of map.keys()) {
+        if (gone.has(key.slice(0, key.indexOf('\u0000')))) map.delete(key);
+      }
+    }
   }
 
   /** Keeps memory bounded on long-lived logs: past the limit, start over. */

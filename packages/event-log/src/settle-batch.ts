@@ -20,7 +20,8 @@ export function settleBatch(batch: readonly PendingWrite[], result: BatchResult,
     const eventIds = result.outcomes.flatMap((outcome) =>
       'stored' in outcome ? [outcome.stored.eventId] : [],
     );
-    hooks.afterCommit({ size: eventIds.length, eventIds, committer: result.committer });
+    const timing = { waitedMs: result.waitedMs, heldMs: result.elapsedMs - result.waitedMs };
+    hooks.afterCommit({ size: eventIds.length, eventIds, committer: result.committer, timing });
   }
   const failure =
     result.kind === 'committed'

@@ -35,6 +35,12 @@ export type BatchResult =
       readonly committer: Committer;
       /** How long the transaction took where it ran, fsync included. */
       readonly elapsedMs: number;
+      /**
+       * The part of `elapsedMs` until the transaction held the log's writer position
+       * (opening it, waiting for other writers, reading what they changed); the rest is
+       * how long it held the position, which other writers waited for.
+       */
+      readonly waitedMs: number;
     }
   | {
       readonly kind: 'failed';
@@ -60,6 +66,8 @@ export type BatchInfo = {
   readonly size: number;
   readonly eventIds: readonly string[];
   readonly committer: Committer;
+  /** After commit: how long the batch waited for the writer position, then held it (ms). */
+  readonly timing?: { readonly waitedMs: number; readonly heldMs: number };
 };
 
 /** Points inside a commit where a test may stop the process (crash tests), or observe. */

@@ -1,0 +1,100 @@
+import type { CompiledQuery } from 'kysely';
+import type pg from 'pg';
+import type { Statements } from './log-dialect.js';
+
+/** Past this much parameter text a write is sent on its own, with bound parameters. */
+const maxInlineChars = 1 << 20;
+
+/**
+ * Runs a transaction's statements on one PostgreSQL connection in as few round trips as
+ * it can. Every round trip taken while the chain's lock is held is time every other
+ * writer of the fleet waits (measured: the lock's hold time, not the work, bounded
+ * several writer processes), so:
+ * - a write whose rows nobody reads (an `insert`, `update` or `delete` without
+ *   `returning`) is held back and sent together with the next statement that needs an
+ *   answer — `COMMIT` at the latest — as one message of the simple query protocol, its
+ *   parameters written out as literals;
+ * - a statement made of several (`begin; …; select …`) comes back with the rows of its
+ *   last part.
+ * `ROLLBACK` drops what was held back: none of it was sent. A write with large
+ * parameters (a big tool result) goes alone with bound parameters, after what was held.
+ * The caller's generator sees every write as done at once; an error of a held write
+ * surfaces at the statement it was sent with.
+ */
+export async function runPipelined<T>(steps: Statements<T>, client: pg.PoolClient): Promise<T> {
+  const held: string[] = [];
+  let step = steps.next();
+  while (!step.done) {
+    const query = step.value;
+    let rows: unknown[];
+    try {
+      if (query.sql === 'rollback') {
+        held.length = 0;
+        rows = await execute(client, query.sql, []);
+      } else if (isWrite(query) && inlineSize(query) <= maxInlineChars) {
+        held.push(inline(query));
+        rows = [];
+      } else if (held.length > 0 && inlineSize(query) <= maxInlineChars) {
+        const text = [...held.splice(0), inline(query)].join(';\n');
+        rows = await execute(client, text, []);
+      } else {
+        if (held.length > 0) await execute(client, held.splice(0).join(';\n'), []);
+        rows = await execute(client, query.sql, query.parameters);
+      }
+    } catch (error) {
+      held.length = 0;
+      step = steps.throw(error);
+      continue;
+    }
+    step = steps.next(rows);
+  }
+  return step.value;
+}
+
+async function execute(client: pg.PoolClient, text: string, values: readonly unknown[]): Promise<unknown[]> {
+  // Without values the driver uses the simple protocol, which allows several statements.
+  const result = (await client.query(text, values.length === 0 ? undefined : [...values])) as
+    | pg.QueryResult
+    | pg.QueryResult[];
+  const last = Array.isArray(result) ? result.at(-1) : result;
+  return last?.rows ?? [];
+}
+
+function isWrite(query: CompiledQuery): boolean {
+  return /^\s*(insert|update|delete)\s/i.test(query.sql) && !/\breturning\b/i.test(query.sql);
+}
+
+function inlineSize(query: CompiledQuery): number {
+  let size = 0;
+  for (const value of query.parameters) size += typeof value === 'string' ? value.length : 24;
+  return size;
+}
+
+/**
+ * The statement with its `$n` placeholders replaced by literals. Kysely writes a
+ * placeholder for every value, and `$` appears nowhere else in the log's statements.
+ */
+function inline(query: CompiledQuery): string {
+  return query.sql.replace(/\$(\d+)/g, (_, index: string) => literal(query.parameters[Number(index) - 1]));
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new TypeError(`cannot write ${value} as a PostgreSQL literal`);
+    return String(value);
+  }
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'string') return quote(value);
+  throw new TypeError(`cannot write a ${typeof value} as a PostgreSQL literal`);
+}
+
+/**
+ * A string literal, right whatever `standard_conforming_strings` says: quotes doubled,
+ * and a string with a backslash written as an escape string with it doubled.
+ */
+function quote(text: string): string {
+  const quoted = text.replaceAll("'", "''");
+  return text.includes('\\') ? ` E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}

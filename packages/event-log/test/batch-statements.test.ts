@@ -1,0 +1,69 @@
+import { EventWrite, RuntimeEvent } from '@factum/agent-facts';
+import { describe, expect, it } from 'vitest';
+import { EventLog } from '../src/index.ts';
+import { testStores } from '../src/testing.ts';
+import { bounds, facts, invocation, settled, write } from './support/facts.ts';
+
+// On PostgreSQL a batch's writes travel with its COMMIT, their values written out as
+// literals (see runPipelined); these hold on both stores.
+describe.each(testStores())('batch statements on $name', (stores) => {
+  it('stores quotes, backslashes and dollar signs byte for byte, in events and results', async () => {
+    await using store = await stores.create();
+    const log = await EventLog.open(store.target);
+    const at = invocation();
+    const awkward = `it's a \\ back\\\\slash, $1 $$ E'x' \\' '' "quoted" \u00e9 \u{1f600} ;\ncommit; rollback`;
+    await log.append(write(at, facts.opened(awkward)));
+    await log.append(write(at, facts.completed('s1', [{ id: 'c1', input: { text: awkward } }])));
+    await log.append(write(at, facts.dispatched('s1:c1', { kind: 'provider', stepId: 's1' })));
+    const result = settled(at, 's1:c1', { text: awkward });
+    await log.append(result);
+    await log.close();
+
+    const reopened = await EventLog.open(store.target);
+    const [opened] = await reopened.read({ limit: 1 });
+    expect(opened!.event.fact).toMatchObject({ input: { content: awkward } });
+    expect((await reopened.resolveToolResult(at.sessionId, result.event.id)).json()).toEqual({
+      text: awkward,
+    });
+    expect(await reopened.verifyChain()).toEqual({ ok: true, events: 4 });
+    await reopened.close();
+  });
+
+  it('a tool result too large to send as a literal is stored whole', async () => {
+    await using store = await stores.create();
+    const log = await EventLog.open(store.target);
+    const at = invocation();
+    const big = "x'\\".repeat(700_000);
+    await log.append(write(at, facts.opened()));
+    await log.append(write(at, facts.dispatched('op', { kind: 'provider', stepId: 's1' })));
+    const result = settled(at, 'op', { big });
+    await log.append(result);
+    expect((await log.resolveToolResult(at.sessionId, result.event.id)).json()).toEqual({ big });
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 3 });
+    await log.close();
+  });
+
+  it('a repeated event id fails its batch as rejected, with nothing of it written', async () => {
+    await using store = await stores.create();
+    const log = await EventLog.open(store.target);
+    const at = invocation();
+    const opened = RuntimeEvent.create(at, facts.opened());
+    await log.append(EventWrite.plain(opened));
+    const other = invocation('-other', 'other');
+    // Accepted by the rules, refused by the event-id index.
+    const again = RuntimeEvent.create(at, facts.completed('s1', []), { id: () => opened.id });
+    const results = await Promise.allSettled([
+      log.append(write(other, facts.opened())),
+      log.append(EventWrite.plain(again)),
+    ]);
+    for (const result of results) {
+      expect(result.status).toBe('rejected');
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ outcome: 'rejected' });
+    }
+    expect((await log.prefix(bounds)).highWater).toBe(1);
+    // The log goes on: the rules' state was not left with the failed batch's writes.
+    await log.append(write(other, facts.opened()));
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 2 });
+    await log.close();
+  });
+});
