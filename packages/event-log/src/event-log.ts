@@ -28,7 +28,7 @@ import { migrateToLatest } from './migrations.js';
 import { type OpenDatabase, openSqlite } from './open-database.js';
 import { type PendingWrite, settleBatch } from './settle-batch.js';
 import { stageWrite, type WriteLimits } from './stage-write.js';
-import type { BatchWriter, CommitHooks } from './staged-write.js';
+import type { BatchWriter, CommitHooks, StagedWrite } from './staged-write.js';
 import type { StoredEvent } from './stored-event.js';
 import { type ChainReport, verifyChain } from './verify-chain.js';
 import { ThreadWriter } from './writer-thread-client.js';
@@ -143,6 +143,32 @@ export class EventLog implements EventSink, AsyncDisposable {
   }
 
   /**
+   * Commits `writes` in one transaction, in their order (one fsync for all of them): a
+   * group is never split between batches, so after a crash the log holds all of it or
+   * none of it. Each promise settles like `commit`'s for its write; the rules judge each
+   * write in order, seeing the ones before it, and refuse a write alone. A write that does
+   * not parse or fit, or a lease that may not start work, refuses the whole group before
+   * anything is queued. A caller that needs no wait on some of the facts rides them along
+   * with the next one that must be durable.
+   */
+  commitTogether(writes: readonly EventWrite[]): Promise<CommitReceipt>[] {
+    const settles = writes.map(() => {
+      let settle!: Pick<PendingWrite, 'resolve' | 'reject'>;
+      const promise = new Promise<CommitReceipt>((resolve, reject) => {
+        settle = { resolve, reject };
+      });
+      return { promise, ...settle };
+    });
+    try {
+      const staged = writes.map((write) => this.#stage(write, false));
+      this.#queue.pushAll(staged.map((one, index) => ({ staged: one, ...settles[index]! })));
+    } catch (error) {
+      for (const settle of settles) settle.reject(error);
+    }
+    return settles.map((settle) => settle.promise);
+  }
+
+  /**
    * Commits a write of recovery: the first one of an invocation whose owner's lease has
    * expired by the database's clock moves it to this log's host (or to no live host,
    * for a log without a lease), and from then on the old owner's writes are refused as
@@ -153,21 +179,24 @@ export class EventLog implements EventSink, AsyncDisposable {
   }
 
   #enqueue(write: EventWrite, takeover: boolean): Promise<CommitReceipt> {
-    if (this.#closed) return Promise.reject(new EventLogError('closed', 'the event log is closed'));
+    return new Promise<CommitReceipt>((resolve, reject) => {
+      this.#queue.push({ staged: this.#stage(write, takeover), resolve, reject });
+    });
+  }
+
+  /** Checks what can be checked before the store and stages `write`; throws a refusal. */
+  #stage(write: EventWrite, takeover: boolean): StagedWrite {
+    if (this.#closed) throw new EventLogError('closed', 'the event log is closed');
     const lease = this.#lease;
     if (lease !== undefined && !takeover && startsWork(write) && !lease.canDispatch()) {
       const { hostId, epoch } = lease.stamp;
-      return Promise.reject(
-        new AppendRefusedError(
-          'lease_expired',
-          `host ${hostId} (epoch ${epoch}) could not renew its lease in time: it starts no new run or effect it might not own`,
-        ),
+      throw new AppendRefusedError(
+        'lease_expired',
+        `host ${hostId} (epoch ${epoch}) could not renew its lease in time: it starts no new run or effect it might not own`,
       );
     }
-    return new Promise<CommitReceipt>((resolve, reject) => {
-      const staged = stageWrite(write, this.#limits, lease?.stamp);
-      this.#queue.push({ staged: takeover ? { ...staged, takeover } : staged, resolve, reject });
-    });
+    const staged = stageWrite(write, this.#limits, lease?.stamp);
+    return takeover ? { ...staged, takeover } : staged;
   }
 
   /**
