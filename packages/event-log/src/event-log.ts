@@ -26,6 +26,7 @@ import { prefixOf, type ReadBounds, readBounded, readPage, runEnd, unfinished } 
 import type { LogDatabase } from './log-schema.js';
 import { migrateToLatest } from './migrations.js';
 import { type OpenDatabase, openSqlite } from './open-database.js';
+import { type SessionHead, sessionHead } from './session-head.js';
 import { type PendingWrite, settleBatch } from './settle-batch.js';
 import { stageWrite, type WriteLimits } from './stage-write.js';
 import type { BatchWriter, CommitHooks, StagedWrite } from './staged-write.js';
@@ -260,6 +261,15 @@ export class EventLog implements EventSink, AsyncDisposable {
   scopedPrefix(scope: { session: string } | LogScope, bounds: ReadBounds): Promise<LogPrefix> {
     const resolved: LogScope = 'session' in scope ? { kind: 'session', id: scope.session } : scope;
     return prefixOf(this.#db, resolved, bounds);
+  }
+
+  /**
+   * Where a session's chain stands (`highWater` and digest equal those of its
+   * `scopedPrefix`), without reading its events: a cached history is still the whole of
+   * it when both match.
+   */
+  sessionHead(sessionId: string): Promise<SessionHead> {
+    return sessionHead(this.#db, sessionId);
   }
 
   /** A page of events after `afterSequence`, optionally of one session. */

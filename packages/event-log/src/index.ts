@@ -13,6 +13,7 @@ export { EMPTY_DIGEST, LogPrefix } from './log-prefix.js';
 export type { ReadBounds } from './log-queries.js';
 export type { RecoveryReport } from './recover-invocations.js';
 export { recoverExpired, recoverInvocations } from './recover-invocations.js';
+export type { SessionHead } from './session-head.js';
 export type { BatchInfo, CommitHooks } from './staged-write.js';
 export type { StoredEvent } from './stored-event.js';
 export type { ChainReport } from './verify-chain.js';
