@@ -14,6 +14,7 @@ import { Engine } from '../src/index.ts';
 import { failover } from './failover.ts';
 import { fleet } from './fleet.ts';
 import { leaseOverhead } from './lease-overhead.ts';
+import { turnShape } from './turn-shape.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'factum-engine-bench-'));
 const turns = 60;
@@ -134,6 +135,7 @@ try {
     baselineValue: handTotal / 3,
     goal: '<= 1.3',
   });
+  await turnShape();
   await leaseOverhead();
   // Several hosts need PostgreSQL (FACTUM_TEST_POSTGRES_URL, as the tests).
   const postgres = testStores().find((factory) => factory.name === 'postgres');
