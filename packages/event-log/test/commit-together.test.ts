@@ -73,3 +73,21 @@ describe.each(testStores())('commitTogether ($name)', (stores) => {
     expect((await log.prefix(bounds)).highWater).toBe(3);
   });
 });
+
+describe.each(testStores())('sessionHead ($name)', (stores) => {
+  it('equals the high water and digest of the session prefix, and is empty for a new session', async () => {
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
+    const empty = await log.sessionHead('session');
+    const prefixOf = async () => log.scopedPrefix({ session: 'session' }, bounds);
+    expect(empty).toEqual({ highWater: 0, digest: (await prefixOf()).digest });
+    const at = invocation();
+    await log.append(write(at, facts.opened()));
+    await log.append(write(invocation('-x', 'elsewhere'), facts.opened()));
+    await log.append(write(at, observed(0)));
+    await log.append(write(invocation('-y', 'elsewhere-too'), facts.opened()));
+    const prefix = await prefixOf();
+    expect(await log.sessionHead('session')).toEqual({ highWater: prefix.highWater, digest: prefix.digest });
+    expect(prefix.highWater).toBe(3);
+  });
+});
