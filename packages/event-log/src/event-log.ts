@@ -24,6 +24,7 @@ import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
 import type { LogPrefix } from './log-prefix.js';
 import { prefixOf, type ReadBounds, readBounded, readPage, runEnd, unfinished } from './log-queries.js';
 import type { LogDatabase } from './log-schema.js';
+import type { LogStats } from './log-stats.js';
 import { migrateToLatest } from './migrations.js';
 import { type OpenDatabase, openSqlite } from './open-database.js';
 import { type SessionHead, sessionHead } from './session-head.js';
@@ -90,6 +91,8 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #loneCommitBudgetMs: number;
   #loneInThread: boolean;
   #closed: Promise<void> | undefined;
+  #commits = 0;
+  #facts = 0;
 
   private constructor(store: OpenDatabase, options: EventLogOptions) {
     const { db, walFile } = store;
@@ -247,9 +250,25 @@ export class EventLog implements EventSink, AsyncDisposable {
       committer: writer.committer,
     });
     const result = await writer.write(batch.map((pending) => pending.staged));
-    if (batch.length === 1 && result.kind === 'committed') this.#measureLone(result.elapsedMs);
+    if (result.kind === 'committed') {
+      if (batch.length === 1) this.#measureLone(result.elapsedMs);
+      let stored = 0;
+      for (const outcome of result.outcomes) if ('stored' in outcome) stored += 1;
+      // Counted before any caller is told, so a caller that awaited its write sees it.
+      if (stored > 0) this.#commits += 1;
+      this.#facts += stored;
+    }
     settleBatch(batch, result, this.#hooks);
     return writer.endsInIo;
+  }
+
+  /**
+   * How many durable commits (transactions that stored a fact, each waiting for its
+   * WAL flush) and facts this log has committed since it was opened: the difference
+   * across a piece of work is the fsyncs it waited for. See `LogStats`.
+   */
+  stats(): LogStats {
+    return { commits: this.#commits, facts: this.#facts };
   }
 
   /** The whole log as a digested prefix; `bounds_exceeded` past the bounds. */
