@@ -22,14 +22,17 @@ async function nextLoopTurn(endedInIo: boolean): Promise<void> {
  * its writes reach the store in one transaction or not at all.
  */
 export class GroupCommit<T> {
-  /** Commits a batch; resolves true when it ended in an I/O callback. */
-  readonly #flush: (batch: T[]) => Promise<boolean>;
+  /**
+   * Commits a batch; resolves true when it ended in an I/O callback. `oneGroup`: the
+   * batch is a single caller's group (a lone write, or one `pushAll`).
+   */
+  readonly #flush: (batch: T[], oneGroup: boolean) => Promise<boolean>;
   readonly #maxBatch: number;
   /** Groups in arrival order; a lone write is a group of one. */
   #queue: T[][] = [];
   #running: Promise<void> | undefined;
 
-  constructor(flush: (batch: T[]) => Promise<boolean>, maxBatch: number) {
+  constructor(flush: (batch: T[], oneGroup: boolean) => Promise<boolean>, maxBatch: number) {
     this.#flush = flush;
     this.#maxBatch = maxBatch;
   }
@@ -55,7 +58,8 @@ export class GroupCommit<T> {
     await null;
     try {
       while (this.#queue.length > 0) {
-        await nextLoopTurn(await this.#flush(this.#nextBatch()));
+        const { batch, groups } = this.#nextBatch();
+        await nextLoopTurn(await this.#flush(batch, groups === 1));
       }
     } finally {
       this.#running = undefined;
@@ -63,11 +67,13 @@ export class GroupCommit<T> {
   }
 
   /** Whole groups, up to `maxBatch` writes (at least one group, however large). */
-  #nextBatch(): T[] {
+  #nextBatch(): { batch: T[]; groups: number } {
     const batch: T[] = [...this.#queue.shift()!];
+    let groups = 1;
     while (this.#queue.length > 0 && batch.length + this.#queue[0]!.length <= this.#maxBatch) {
       batch.push(...this.#queue.shift()!);
+      groups += 1;
     }
-    return batch;
+    return { batch, groups };
   }
 }
