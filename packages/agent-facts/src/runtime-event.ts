@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { newEventId } from './event-id.js';
 import { type Fact, FactSchema } from './fact-schema.js';
 import { type Invocation, InvocationSchema } from './invocation-schema.js';
+import { isJsonValue } from './json-value.js';
 import { parseWith } from './parse.js';
 
 /**
@@ -19,6 +20,29 @@ export type RuntimeEvent = z.infer<typeof RuntimeEventSchema>;
 /** Where new events take their ids and times from; tests pass fixed ones. */
 export type EventOrigin = { readonly id?: () => string; readonly now?: () => Date };
 
+/**
+ * Events `create` made, each with the JSON values (tool inputs) it shares with its
+ * caller: the rest of such an event was built by its parse and frozen, so it still
+ * parses; only what the caller may still change needs a second look.
+ */
+const created = new WeakMap<object, readonly object[]>();
+
+/**
+ * Freezes every object and array the parse built (those not identical to the input at
+ * the same place) and collects the ones it passed through, which belong to the caller.
+ */
+function freezeParsed(output: unknown, input: unknown, shared: object[]): object[] {
+  if (typeof output !== 'object' || output === null) return shared;
+  if (output === input) {
+    shared.push(output);
+    return shared;
+  }
+  const source = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+  for (const [key, value] of Object.entries(output)) freezeParsed(value, source[key], shared);
+  Object.freeze(output);
+  return shared;
+}
+
 /** Builders and parsers for runtime events. */
 export const RuntimeEvent = {
   /**
@@ -30,16 +54,33 @@ export const RuntimeEvent = {
    */
   create(invocation: Invocation, fact: Fact, origin: EventOrigin = {}): RuntimeEvent {
     const now = origin.now?.() ?? new Date();
-    return parseWith(RuntimeEventSchema, 'event', {
+    const input = {
       id: origin.id?.() ?? newEventId(now.getTime()),
       invocation,
       timestamp: now.toISOString(),
       fact,
-    });
+    };
+    const event = parseWith(RuntimeEventSchema, 'event', input);
+    created.set(event, freezeParsed(event, input, []));
+    return event;
   },
   /** Parses an untrusted value into an event, or throws `FactParseError`. */
   parse(value: unknown): RuntimeEvent {
     return parseWith(RuntimeEventSchema, 'event', value);
+  },
+  /**
+   * The same verdict as `parse`, without parsing twice what `create` already parsed:
+   * an event `create` made is frozen (its envelope: ids, kinds, operation ids, origins,
+   * outcomes), and only the JSON values it shares with its caller — which the caller may
+   * still change — are checked again. Anything else, a look-alike object included, is
+   * parsed in full. Returns the value itself when it is such an event.
+   */
+  ensure(value: unknown): RuntimeEvent {
+    if (typeof value === 'object' && value !== null) {
+      const shared = created.get(value);
+      if (shared?.every((json) => isJsonValue(json))) return value as RuntimeEvent;
+    }
+    return RuntimeEvent.parse(value);
   },
 } as const;
 

@@ -14,6 +14,7 @@ import { Engine } from '../src/index.ts';
 import { failover } from './failover.ts';
 import { fleet } from './fleet.ts';
 import { leaseOverhead } from './lease-overhead.ts';
+import { turnShape } from './turn-shape.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'factum-engine-bench-'));
 const turns = 60;
@@ -120,6 +121,7 @@ const wanted = (measure: string) => only === undefined || only.some((prefix) => 
 
 try {
   if (wanted('engine_step_ms')) await engineStep();
+  if (['fsyncs_per_turn', 'turn_overhead', 'concurrent_sessions'].some(wanted)) await turnShape();
   if (wanted('lease_overhead')) await leaseOverhead();
   // Several hosts need PostgreSQL (FACTUM_TEST_POSTGRES_URL, as the tests).
   const postgres = testStores().find((factory) => factory.name === 'postgres');

@@ -5,14 +5,20 @@ import { executionFingerprint } from './execution-fingerprint.js';
 import type { ContextBounds } from './model-turn.js';
 import { RunError } from './run-error.js';
 import type { RunInput } from './run-input.js';
+import type { SessionProjection } from './session-projection.js';
 
 /**
  * Checks what the log must show before a run may open, and says how its opening will
  * be recorded. Throws `RunError`; writes nothing.
  */
-export async function admit(log: EventLog, input: RunInput, bounds: ContextBounds): Promise<InvocationInput> {
+export async function admit(
+  log: EventLog,
+  input: RunInput,
+  bounds: ContextBounds,
+  projection: SessionProjection,
+): Promise<InvocationInput> {
   const { work, invocation } = input;
-  const events = (await log.scopedPrefix({ session: invocation.sessionId }, bounds)).events;
+  const events = (await projection.view(log, bounds)).events;
   if (events.some(({ event }) => event.invocation.invocationId === invocation.invocationId)) {
     throw new RunError(
       'invalid_input',

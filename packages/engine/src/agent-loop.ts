@@ -18,6 +18,7 @@ import type { InvocationWriter } from './invocation-writer.js';
 import { addUsage, type ContextBounds, modelTurn, type RunObserver } from './model-turn.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
+import type { SessionProjection } from './session-projection.js';
 
 /** What one worker needs; the engine builds it at admission. */
 export type LoopContext = {
@@ -26,6 +27,8 @@ export type LoopContext = {
   readonly code: CodeExecutor;
   readonly input: RunInput;
   readonly writer: InvocationWriter;
+  /** The session's history in memory, advanced by the writer. */
+  readonly projection: SessionProjection;
   readonly gate: HandoffGate;
   readonly signal: AbortSignal;
   readonly maxSteps: number;
@@ -51,9 +54,10 @@ export class AgentLoop {
   }
 
   async run(): Promise<RunOutcome> {
-    const { input, writer, gate, code, log } = this.#context;
+    const { input, writer, gate, code } = this.#context;
     const tools = new RunTools({
-      sink: log,
+      // Through the writer: a T1, T2 or rejection carries the model step before it along.
+      sink: writer,
       invocation: input.invocation,
       catalog: input.work.tools,
       mode: input.configuration.toolMode,

@@ -17,6 +17,7 @@ import { RecoverySweeper } from './recovery-sweeper.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import { RunningInvocation } from './running-invocation.js';
+import { type SessionProjection, SessionProjections } from './session-projection.js';
 
 /** Options of an engine. */
 export type EngineOptions = {
@@ -43,6 +44,13 @@ export type EngineOptions = {
   readonly sweepEveryMs?: number;
   /** Where event ids and times come from. */
   readonly origin?: EventOrigin;
+  /**
+   * Commit each model step's facts (`model_requested`, `model_observed`,
+   * `model_completed`) as they happen, without waiting, so a tail of the log sees a step
+   * while it streams (default false: they ride along with the next fact the run must
+   * wait for — fewer commits per turn, and a crash leaves a step whole or absent).
+   */
+  readonly liveModelFacts?: boolean;
 };
 
 /** Options of one run. */
@@ -64,6 +72,7 @@ export class Engine {
   readonly #code: CodeExecutor;
   readonly #options: Required<Omit<EngineOptions, 'origin' | 'lease' | 'sweepEveryMs'>> &
     Pick<EngineOptions, 'origin' | 'lease' | 'sweepEveryMs'>;
+  readonly #projections = new SessionProjections();
   readonly #live = new Set<string>();
   readonly #workers = new Set<Promise<unknown>>();
   #recovered: Promise<number> | undefined;
@@ -82,6 +91,7 @@ export class Engine {
       origin: init.options?.origin,
       lease: init.options?.lease ?? {},
       sweepEveryMs: init.options?.sweepEveryMs,
+      liveModelFacts: init.options?.liveModelFacts ?? false,
     };
   }
 
@@ -153,17 +163,24 @@ export class Engine {
       throw new RunError('busy', `session ${sessionId} has a live invocation; wait until it has drained`);
     }
     this.#live.add(sessionId);
+    const projection = this.#projections.hold(sessionId);
     try {
       await this.host();
       if (this.#options.recoverOnStart) await this.recover();
-      const opened = await admit(this.#log, input, this.#options.contextBounds);
-      const writer = new InvocationWriter(this.#log, input.invocation, this.#options.origin);
+      const opened = await admit(this.#log, input, this.#options.contextBounds, projection);
+      const writer = new InvocationWriter(this.#log, input.invocation, {
+        projection,
+        eager: this.#options.liveModelFacts,
+        ...(this.#options.origin ? { origin: this.#options.origin } : {}),
+      });
+      // Waited for: the caller is told the run started only once its opening is durable.
       await writer
         .write({ kind: 'invocation_opened', configuration: input.configuration, input: opened })
         .catch(refusal);
-      return this.#launch(input, writer, options);
+      return this.#launch(input, writer, projection, options);
     } catch (error) {
       this.#live.delete(sessionId);
+      this.#projections.release(sessionId);
       throw error;
     }
   }
@@ -199,7 +216,12 @@ export class Engine {
     while (this.#workers.size > 0) await Promise.allSettled([...this.#workers]);
   }
 
-  #launch(input: RunInput, writer: InvocationWriter, options: RunOptions): RunningInvocation {
+  #launch(
+    input: RunInput,
+    writer: InvocationWriter,
+    projection: SessionProjection,
+    options: RunOptions,
+  ): RunningInvocation {
     const controller = new AbortController();
     const cancel = () => controller.abort();
     options.signal?.addEventListener('abort', cancel, { once: true });
@@ -210,6 +232,7 @@ export class Engine {
       code: this.#code,
       input,
       writer,
+      projection,
       gate,
       signal: controller.signal,
       maxSteps: this.#options.maxSteps,
@@ -219,6 +242,7 @@ export class Engine {
     const done = loop.run().finally(() => {
       options.signal?.removeEventListener('abort', cancel);
       this.#live.delete(input.invocation.sessionId);
+      this.#projections.release(input.invocation.sessionId);
     });
     const tracked = done.catch(() => undefined);
     this.#workers.add(tracked);

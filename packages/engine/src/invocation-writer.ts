@@ -1,23 +1,135 @@
-import { type EventOrigin, EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
+import {
+  CommitError,
+  type CommitReceipt,
+  type EventOrigin,
+  type EventSink,
+  EventWrite,
+  type Fact,
+  type Invocation,
+  RuntimeEvent,
+} from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
+import type { SessionProjection } from './session-projection.js';
 
-/** Commits one invocation's facts to the log, in the order they are written. */
-export class InvocationWriter {
+/** How a writer commits the facts nobody has to wait for. */
+export type WriterOptions = {
+  readonly origin?: EventOrigin;
+  /** Advanced by every fact this writer commits. */
+  readonly projection?: SessionProjection;
+  /**
+   * Commit deferred facts at once, without waiting (a log tail sees a model step while
+   * it streams), instead of letting them ride along with the next durable fact.
+   */
+  readonly eager?: boolean;
+};
+
+/**
+ * Commits one invocation's facts to the log, in the order they are written. Only the
+ * facts the run's promise depends on are waited for (`write`, and every `commit` of the
+ * tools layer, for which this is the `EventSink`); a `defer`red fact — a model step's
+ * request, observations and completion — is held in memory and committed in the same
+ * transaction as the next fact that is waited for, in order, so a crash leaves either
+ * all of them and that fact, or none. A deferred fact that the log refuses fails the
+ * waited-for commit it rode with, as if that had failed.
+ */
+export class InvocationWriter implements EventSink {
   readonly #log: EventLog;
   readonly #invocation: Invocation;
-  readonly #origin: EventOrigin;
+  readonly #options: WriterOptions;
+  #riders: EventWrite[] = [];
+  /** Eager mode: deferred commits in flight, checked by the next waited-for commit. */
+  #unwaited: Promise<CommitReceipt>[] = [];
 
-  constructor(log: EventLog, invocation: Invocation, origin: EventOrigin = {}) {
+  constructor(log: EventLog, invocation: Invocation, options: WriterOptions = {}) {
     this.#log = log;
     this.#invocation = invocation;
-    this.#origin = origin;
+    this.#options = options;
   }
 
-  /** Commits `fact` and resolves once it is durable. */
-  async write(fact: Fact): Promise<number> {
-    const stored = await this.#log.append(
-      EventWrite.plain(RuntimeEvent.create(this.#invocation, fact, this.#origin)),
-    );
-    return stored.sequence;
+  /**
+   * Records `fact` without waiting: it becomes durable with the next waited-for commit
+   * (or, eager, in a group commit nobody waits on). Throws at once if it does not parse.
+   */
+  defer(fact: Fact): void {
+    const write = this.#plain(fact);
+    if (!this.#options.eager) {
+      this.#riders.push(write);
+      return;
+    }
+    const [commit] = this.#send([write]);
+    // Checked by the next waited-for commit; until then a refusal is not unhandled.
+    commit!.catch(() => undefined);
+    this.#unwaited.push(commit!);
   }
+
+  /** Commits `fact` (with the deferred facts before it) and resolves once it is durable. */
+  async write(fact: Fact): Promise<number> {
+    return (await this.commit(this.#plain(fact))).sequence;
+  }
+
+  /** Makes every deferred fact durable now (a no-op when there is none). */
+  async flush(): Promise<void> {
+    if (this.#options.eager) {
+      await this.#settleUnwaited();
+      return;
+    }
+    const riders = this.#riders.splice(0);
+    if (riders.length > 0) await settleGroup(this.#send(riders));
+  }
+
+  /** Eager: waits for the deferred commits in flight and fails if one failed. Else nothing. */
+  async confirmEager(): Promise<void> {
+    if (this.#options.eager) await this.#settleUnwaited();
+  }
+
+  /** The `EventSink` of the run's tools: `write` carries the deferred facts along. */
+  async commit(write: EventWrite): Promise<CommitReceipt> {
+    if (this.#options.eager) {
+      await this.#settleUnwaited();
+      return settleGroup(this.#send([write]));
+    }
+    return settleGroup(this.#send([...this.#riders.splice(0), write]));
+  }
+
+  #plain(fact: Fact): EventWrite {
+    return EventWrite.plain(RuntimeEvent.create(this.#invocation, fact, this.#options.origin));
+  }
+
+  /** Queues `group` as one transaction; the projection follows each write's fate. */
+  #send(group: readonly EventWrite[]): Promise<CommitReceipt>[] {
+    const commits = this.#log.commitTogether(group);
+    const projection = this.#options.projection;
+    if (projection !== undefined) {
+      commits.forEach((commit, index) => {
+        commit.then(
+          (receipt) => projection.advance(receipt.sequence, group[index]!),
+          () => projection.invalidate(),
+        );
+      });
+    }
+    return commits;
+  }
+
+  async #settleUnwaited(): Promise<void> {
+    const unwaited = this.#unwaited.splice(0);
+    if (unwaited.length > 0) await settleGroup(unwaited);
+  }
+}
+
+/**
+ * Waits for a group and resolves with its last write's receipt. The group fails if any
+ * of its writes failed: the last one's own error, else the first earlier write's.
+ */
+async function settleGroup(commits: readonly Promise<CommitReceipt>[]): Promise<CommitReceipt> {
+  const results = await Promise.allSettled(commits);
+  const last = results.at(-1)!;
+  if (last.status === 'rejected') throw last.reason;
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed !== undefined) {
+    throw CommitError.outcomeUnknown(
+      'a fact committed together with this one was refused; the run stops rather than go on without it',
+      { cause: failed.reason },
+    );
+  }
+  return last.value;
 }

@@ -1,31 +1,32 @@
-import type { ModelStep, ModelUsage } from '@factum/agent-facts';
+import type { ModelObservation, ModelStep, ModelUsage } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
 import { type ModelExecutor, type ModelRequest, requestDigest, routeIdentity } from '@factum/model';
 import { projectMessages } from './context-projection.js';
 import type { InvocationWriter } from './invocation-writer.js';
 import type { RunInput } from './run-input.js';
+import type { SessionProjection } from './session-projection.js';
 
 /** Bounds of the session history a prompt may be built from. */
 export type ContextBounds = { readonly maxEvents: number; readonly maxBytes: number };
 
 /** Observers of a run as it streams (a terminal, a web timeline). */
 export type RunObserver = {
-  readonly onObservation?: (
-    stepId: string,
-    observation: import('@factum/agent-facts').ModelObservation,
-  ) => void;
+  /** Each observation as it streams, before it is durable: a preview, never a result. */
+  readonly onObservation?: (stepId: string, observation: ModelObservation) => void;
 };
 
 /**
- * One model step: builds the prompt from the session's facts, records
- * `model_requested` with the prefix it was built from, records every streamed
- * observation as `model_observed` (in order, without waiting on each fsync), and
- * records `model_completed` once every observation is durable.
+ * One model step: builds the prompt from the session's facts (the in-memory projection,
+ * checked against the log's head), then records `model_requested` with the prefix it was
+ * built from, every streamed observation as `model_observed`, and `model_completed` —
+ * none of them waited for: they are deferred and become durable together with the next
+ * fact the run must wait for (the step's first T1 or rejection, or the invocation's end).
  */
 export async function modelTurn(options: {
   readonly log: EventLog;
   readonly models: ModelExecutor;
   readonly writer: InvocationWriter;
+  readonly projection: SessionProjection;
   readonly input: RunInput;
   readonly stepId: string;
   readonly tools: ModelRequest['tools'];
@@ -34,44 +35,34 @@ export async function modelTurn(options: {
   readonly observer?: RunObserver;
 }): Promise<ModelStep> {
   const { log, input, stepId, writer } = options;
-  const sessionId = input.invocation.sessionId;
-  const prefix = await log.scopedPrefix({ session: sessionId }, options.bounds);
-  const history = await projectMessages(prefix.events, input.invocation.invocationId, async (eventId) =>
-    (await log.resolveToolResult(sessionId, eventId)).json(),
-  );
+  // The prompt stands on durable facts only (normally nothing is deferred here).
+  await writer.flush();
+  const view = await options.projection.view(log, options.bounds);
+  const history = await projectMessages(view.events, input.invocation.invocationId, view.readResult);
   const request: ModelRequest = {
     messages: input.instructions ? [{ role: 'system', content: input.instructions }, ...history] : history,
     tools: options.tools,
     ...(input.providerOptions ? { providerOptions: input.providerOptions } : {}),
     ...(input.mainOutputLimit === undefined ? {} : { maxOutputTokens: input.mainOutputLimit }),
   };
-  await writer.write({
+  writer.defer({
     kind: 'model_requested',
     stepId,
     modelId: input.provider.model,
     purpose: 'main',
-    source: { scope: prefix.scope, highWater: prefix.highWater, digest: prefix.digest },
+    source: { scope: view.scope, highWater: view.highWater, digest: view.digest },
     inputDigest: requestDigest(input.provider, request),
     routeIdentity: routeIdentity(input.provider),
   });
   const stream = options.models.stream(request, { provider: input.provider, signal: options.signal });
-  const observed: Promise<number>[] = [];
-  try {
-    for await (const observation of stream) {
-      options.observer?.onObservation?.(stepId, observation);
-      const write = writer.write({ kind: 'model_observed', stepId, observation });
-      // Awaited once the stream ends; until then a refused write (the run fenced or sealed
-      // under it) must not surface as an unhandled rejection that ends the process.
-      write.catch(() => undefined);
-      observed.push(write);
-    }
-  } finally {
-    // Every observation that was sent to the log settles before the step goes on.
-    await Promise.allSettled(observed);
+  for await (const observation of stream) {
+    options.observer?.onObservation?.(stepId, observation);
+    writer.defer({ kind: 'model_observed', stepId, observation });
   }
-  await Promise.all(observed);
   const step = await stream.step();
-  await writer.write({ kind: 'model_completed', stepId, output: step });
+  // An eager writer's completion follows every observation durably, as before.
+  await writer.confirmEager();
+  writer.defer({ kind: 'model_completed', stepId, output: step });
   return step;
 }
 

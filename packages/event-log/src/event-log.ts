@@ -24,14 +24,19 @@ import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
 import type { LogPrefix } from './log-prefix.js';
 import { prefixOf, type ReadBounds, readBounded, readPage, runEnd, unfinished } from './log-queries.js';
 import type { LogDatabase } from './log-schema.js';
+import type { LogStats } from './log-stats.js';
 import { migrateToLatest } from './migrations.js';
 import { type OpenDatabase, openSqlite } from './open-database.js';
+import { type SessionHead, sessionHead } from './session-head.js';
 import { type PendingWrite, settleBatch } from './settle-batch.js';
 import { stageWrite, type WriteLimits } from './stage-write.js';
-import type { BatchWriter, CommitHooks } from './staged-write.js';
+import type { BatchWriter, CommitHooks, StagedWrite } from './staged-write.js';
 import type { StoredEvent } from './stored-event.js';
 import { type ChainReport, verifyChain } from './verify-chain.js';
 import { ThreadWriter } from './writer-thread-client.js';
+
+/** The largest group of one caller that commits like a lone write (see `#writerFor`). */
+const LONE_GROUP_MAX = 16;
 
 /** Where a log lives: a SQLite file path, or a PostgreSQL connection string. */
 export type LogTarget = string | { readonly postgres: string };
@@ -89,6 +94,8 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #loneCommitBudgetMs: number;
   #loneInThread: boolean;
   #closed: Promise<void> | undefined;
+  #commits = 0;
+  #facts = 0;
 
   private constructor(store: OpenDatabase, options: EventLogOptions) {
     const { db, walFile } = store;
@@ -108,7 +115,7 @@ export class EventLog implements EventSink, AsyncDisposable {
     if (walFile !== undefined && options.writerThread !== false) {
       this.#startThread = () => new ThreadWriter(walFile, beforeCommit);
     }
-    this.#queue = new GroupCommit((batch) => this.#flush(batch), options.maxBatch ?? 256);
+    this.#queue = new GroupCommit((batch, oneGroup) => this.#flush(batch, oneGroup), options.maxBatch ?? 256);
   }
 
   /** Opens the log at `target`, creating it and bringing its schema up to date. */
@@ -143,6 +150,32 @@ export class EventLog implements EventSink, AsyncDisposable {
   }
 
   /**
+   * Commits `writes` in one transaction, in their order (one fsync for all of them): a
+   * group is never split between batches, so after a crash the log holds all of it or
+   * none of it. Each promise settles like `commit`'s for its write; the rules judge each
+   * write in order, seeing the ones before it, and refuse a write alone. A write that does
+   * not parse or fit, or a lease that may not start work, refuses the whole group before
+   * anything is queued. A caller that needs no wait on some of the facts rides them along
+   * with the next one that must be durable.
+   */
+  commitTogether(writes: readonly EventWrite[]): Promise<CommitReceipt>[] {
+    const settles = writes.map(() => {
+      let settle!: Pick<PendingWrite, 'resolve' | 'reject'>;
+      const promise = new Promise<CommitReceipt>((resolve, reject) => {
+        settle = { resolve, reject };
+      });
+      return { promise, ...settle };
+    });
+    try {
+      const staged = writes.map((write) => this.#stage(write, false));
+      this.#queue.pushAll(staged.map((one, index) => ({ staged: one, ...settles[index]! })));
+    } catch (error) {
+      for (const settle of settles) settle.reject(error);
+    }
+    return settles.map((settle) => settle.promise);
+  }
+
+  /**
    * Commits a write of recovery: the first one of an invocation whose owner's lease has
    * expired by the database's clock moves it to this log's host (or to no live host,
    * for a log without a lease), and from then on the old owner's writes are refused as
@@ -153,21 +186,24 @@ export class EventLog implements EventSink, AsyncDisposable {
   }
 
   #enqueue(write: EventWrite, takeover: boolean): Promise<CommitReceipt> {
-    if (this.#closed) return Promise.reject(new EventLogError('closed', 'the event log is closed'));
+    return new Promise<CommitReceipt>((resolve, reject) => {
+      this.#queue.push({ staged: this.#stage(write, takeover), resolve, reject });
+    });
+  }
+
+  /** Checks what can be checked before the store and stages `write`; throws a refusal. */
+  #stage(write: EventWrite, takeover: boolean): StagedWrite {
+    if (this.#closed) throw new EventLogError('closed', 'the event log is closed');
     const lease = this.#lease;
     if (lease !== undefined && !takeover && startsWork(write) && !lease.canDispatch()) {
       const { hostId, epoch } = lease.stamp;
-      return Promise.reject(
-        new AppendRefusedError(
-          'lease_expired',
-          `host ${hostId} (epoch ${epoch}) could not renew its lease in time: it starts no new run or effect it might not own`,
-        ),
+      throw new AppendRefusedError(
+        'lease_expired',
+        `host ${hostId} (epoch ${epoch}) could not renew its lease in time: it starts no new run or effect it might not own`,
       );
     }
-    return new Promise<CommitReceipt>((resolve, reject) => {
-      const staged = stageWrite(write, this.#limits, lease?.stamp);
-      this.#queue.push({ staged: takeover ? { ...staged, takeover } : staged, resolve, reject });
-    });
+    const staged = stageWrite(write, this.#limits, lease?.stamp);
+    return takeover ? { ...staged, takeover } : staged;
   }
 
   /**
@@ -195,9 +231,12 @@ export class EventLog implements EventSink, AsyncDisposable {
    * budget on average (a slow or busy disk), they go to the thread too, and come back
    * when the thread measures them at under half the budget: between the two lines
    * nothing changes, so a disk near the budget does not flip writes between connections.
+   * A small group of one caller (`commitTogether`, up to `LONE_GROUP_MAX` writes) waits
+   * like a lone write and is treated as one: the thread's wake-ups would double its
+   * latency (measured: 1.2 ms against 0.7 ms for a group of five on a quiet disk).
    */
-  #writerFor(size: number): BatchWriter {
-    if (this.#startThread === undefined || (size === 1 && !this.#loneInThread)) return this.#inline;
+  #writerFor(lone: boolean): BatchWriter {
+    if (this.#startThread === undefined || (lone && !this.#loneInThread)) return this.#inline;
     this.#thread ??= this.#startThread();
     return this.#thread;
   }
@@ -208,8 +247,9 @@ export class EventLog implements EventSink, AsyncDisposable {
     else if (this.#loneCommitMs < this.#loneCommitBudgetMs / 2) this.#loneInThread = false;
   }
 
-  async #flush(batch: PendingWrite[]): Promise<boolean> {
-    const writer = this.#writerFor(batch.length);
+  async #flush(batch: PendingWrite[], oneGroup: boolean): Promise<boolean> {
+    const lone = batch.length === 1 || (oneGroup && batch.length <= LONE_GROUP_MAX);
+    const writer = this.#writerFor(lone);
     // Optional call: without the hook, no id list is built.
     this.#hooks.batchStarted?.({
       size: batch.length,
@@ -217,9 +257,25 @@ export class EventLog implements EventSink, AsyncDisposable {
       committer: writer.committer,
     });
     const result = await writer.write(batch.map((pending) => pending.staged));
-    if (batch.length === 1 && result.kind === 'committed') this.#measureLone(result.elapsedMs);
+    if (result.kind === 'committed') {
+      if (lone) this.#measureLone(result.elapsedMs);
+      let stored = 0;
+      for (const outcome of result.outcomes) if ('stored' in outcome) stored += 1;
+      // Counted before any caller is told, so a caller that awaited its write sees it.
+      if (stored > 0) this.#commits += 1;
+      this.#facts += stored;
+    }
     settleBatch(batch, result, this.#hooks);
     return writer.endsInIo;
+  }
+
+  /**
+   * How many durable commits (transactions that stored a fact, each waiting for its
+   * WAL flush) and facts this log has committed since it was opened: the difference
+   * across a piece of work is the fsyncs it waited for. See `LogStats`.
+   */
+  stats(): LogStats {
+    return { commits: this.#commits, facts: this.#facts };
   }
 
   /** The whole log as a digested prefix; `bounds_exceeded` past the bounds. */
@@ -231,6 +287,15 @@ export class EventLog implements EventSink, AsyncDisposable {
   scopedPrefix(scope: { session: string } | LogScope, bounds: ReadBounds): Promise<LogPrefix> {
     const resolved: LogScope = 'session' in scope ? { kind: 'session', id: scope.session } : scope;
     return prefixOf(this.#db, resolved, bounds);
+  }
+
+  /**
+   * Where a session's chain stands (`highWater` and digest equal those of its
+   * `scopedPrefix`), without reading its events: a cached history is still the whole of
+   * it when both match.
+   */
+  sessionHead(sessionId: string): Promise<SessionHead> {
+    return sessionHead(this.#db, sessionId);
   }
 
   /** A page of events after `afterSequence`, optionally of one session. */

@@ -17,22 +17,34 @@ async function nextLoopTurn(endedInIo: boolean): Promise<void> {
 /**
  * The queue in front of the store. Writes that arrive while a batch is committing wait
  * and go together in the next one: one transaction and one fsync for all of them, with
- * no timer adding latency to a lone writer.
+ * no timer adding latency to a lone writer. A group pushed with `pushAll` is never split
+ * between batches (a group larger than `maxBatch` commits as one batch of its own), so
+ * its writes reach the store in one transaction or not at all.
  */
 export class GroupCommit<T> {
-  /** Commits a batch; resolves true when it ended in an I/O callback. */
-  readonly #flush: (batch: T[]) => Promise<boolean>;
+  /**
+   * Commits a batch; resolves true when it ended in an I/O callback. `oneGroup`: the
+   * batch is a single caller's group (a lone write, or one `pushAll`).
+   */
+  readonly #flush: (batch: T[], oneGroup: boolean) => Promise<boolean>;
   readonly #maxBatch: number;
-  #queue: T[] = [];
+  /** Groups in arrival order; a lone write is a group of one. */
+  #queue: T[][] = [];
   #running: Promise<void> | undefined;
 
-  constructor(flush: (batch: T[]) => Promise<boolean>, maxBatch: number) {
+  constructor(flush: (batch: T[], oneGroup: boolean) => Promise<boolean>, maxBatch: number) {
     this.#flush = flush;
     this.#maxBatch = maxBatch;
   }
 
   push(pending: T): void {
-    this.#queue.push(pending);
+    this.pushAll([pending]);
+  }
+
+  /** Queues `group` to commit in one batch, in its order. */
+  pushAll(group: T[]): void {
+    if (group.length === 0) return;
+    this.#queue.push(group);
     this.#running ??= this.#drain();
   }
 
@@ -46,11 +58,22 @@ export class GroupCommit<T> {
     await null;
     try {
       while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, this.#maxBatch);
-        await nextLoopTurn(await this.#flush(batch));
+        const { batch, groups } = this.#nextBatch();
+        await nextLoopTurn(await this.#flush(batch, groups === 1));
       }
     } finally {
       this.#running = undefined;
     }
+  }
+
+  /** Whole groups, up to `maxBatch` writes (at least one group, however large). */
+  #nextBatch(): { batch: T[]; groups: number } {
+    const batch: T[] = [...this.#queue.shift()!];
+    let groups = 1;
+    while (this.#queue.length > 0 && batch.length + this.#queue[0]!.length <= this.#maxBatch) {
+      batch.push(...this.#queue.shift()!);
+      groups += 1;
+    }
+    return { batch, groups };
   }
 }

@@ -11,8 +11,10 @@ export type { InvocationRecovery, UndispatchedCall } from './invocation-recovery
 export type { InvocationProjection } from './log-prefix.js';
 export { EMPTY_DIGEST, LogPrefix } from './log-prefix.js';
 export type { ReadBounds } from './log-queries.js';
+export type { LogStats } from './log-stats.js';
 export type { RecoveryReport } from './recover-invocations.js';
 export { recoverExpired, recoverInvocations } from './recover-invocations.js';
+export type { SessionHead } from './session-head.js';
 export type { BatchInfo, CommitHooks } from './staged-write.js';
 export type { StoredEvent } from './stored-event.js';
 export type { ChainReport } from './verify-chain.js';

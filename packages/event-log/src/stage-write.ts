@@ -8,11 +8,13 @@ export type WriteLimits = { readonly maxEventBytes: number; readonly maxResultBy
 
 /**
  * Parses a write and computes its canonical bytes, or refuses it (`invalid_write`,
- * `write_too_large`) before it reaches the store.
+ * `write_too_large`) before it reaches the store. An event `RuntimeEvent.create` made
+ * was parsed there: `RuntimeEvent.ensure` checks again only the JSON values its caller
+ * could have changed since, and parses anything else in full.
  */
 export function stageWrite(write: EventWrite, limits: WriteLimits, writer?: WriterStamp): StagedWrite {
   try {
-    RuntimeEvent.parse(write.event);
+    RuntimeEvent.ensure(write.event);
   } catch (error) {
     const path = FactParseError.isInstance(error) ? error.message : String(error);
     throw new AppendRefusedError('invalid_write', `refused a write that does not parse: ${path}`, {

@@ -1,6 +1,7 @@
 // A child process running a real engine turn that kills itself (SIGKILL) at a named
 // point: inside a tool effect, in the middle of a model stream, around the commit of a
-// handoff, or before the first dispatch of a step whose calls repeat a call id. Every effect appends to a ledger file and fsyncs it before returning,
+// handoff, before the first dispatch of a step whose calls repeat a call id, or around the
+// commit that carries a model step along with its first dispatch. Every effect appends to a ledger file and fsyncs it before returning,
 // so the parent can compare what happened in the world with what the log says.
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import type { ToolExecutor } from '@factum/agent-facts';
@@ -34,20 +35,32 @@ const opened = await EventLog.open(file, {
   },
 });
 // `repeated-call-id`: the step's calls share an id; die as the first dispatch is about to
-// be written, with `model_completed` durable.
+// be written, with `model_completed` durable (an engine with live model facts).
+// `ride-before` / `ride-after`: die inside the transaction that carries the model step
+// along with its first T1, or just after it is durable, before anyone is told.
+const dispatching: Record<string, () => void> = {
+  'repeated-call-id': die,
+  'ride-before': () => {
+    dieAtNextCommit = 'before';
+  },
+  'ride-after': () => {
+    dieAtNextCommit = 'after';
+  },
+};
+const atDispatch = dispatching[scenario];
 const log =
-  scenario === 'repeated-call-id'
-    ? new Proxy(opened, {
+  atDispatch === undefined
+    ? opened
+    : new Proxy(opened, {
         get(target, property) {
           const value = Reflect.get(target, property, target);
-          if (property !== 'commit') return typeof value === 'function' ? value.bind(target) : value;
-          return (write: Parameters<EventLog['commit']>[0]) => {
-            if (write.event.fact.kind === 'tool_dispatched') die();
-            return target.commit(write);
+          if (property !== 'commitTogether') return typeof value === 'function' ? value.bind(target) : value;
+          return (writes: Parameters<EventLog['commitTogether']>[0]) => {
+            if (writes.some((write) => write.event.fact.kind === 'tool_dispatched')) atDispatch();
+            return target.commitTogether(writes);
           };
         },
-      })
-    : opened;
+      });
 const provider = await startScriptedProvider();
 provider.script(
   scenario === 'stream'
@@ -63,7 +76,7 @@ const engine = new Engine({
   log,
   models: new ModelExecutor({ timeoutMs: 5_000 }),
   code: new CodeExecutor(),
-  options: { lease: { hostId: 'crash-host' } },
+  options: { lease: { hostId: 'crash-host' }, liveModelFacts: scenario === 'repeated-call-id' },
 });
 const run = input(provider, 'crash', effect);
 let observations = 0;

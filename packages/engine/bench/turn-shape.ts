@@ -1,0 +1,190 @@
+// The cost of a durable turn: how many commits a sequential one-tool turn waits for
+// (`fsyncs_per_turn`), what the durable log adds to a turn above the two bare model
+// requests compared with a log in memory (`turn_overhead`), and 32 sessions running
+// turns at once (`concurrent_sessions_32`), each against a baseline of the same run.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog } from '@factum/event-log';
+import { ModelExecutor } from '@factum/model';
+import { type ScriptedProvider, startScriptedProvider } from '@factum/model/testing';
+import { ToolCatalog, ToolHandler } from '@factum/tools';
+import { percentile, report } from '../../../tooling/bench/harness.ts';
+import { Engine, type EngineOptions } from '../src/index.ts';
+
+const toolCall = {
+  toolCalls: [{ id: 'call-1', name: 'noop', arguments: '{}' }],
+  finishReason: 'tool_calls',
+} as const;
+const answer = { text: ['all ', 'done'], finishReason: 'stop' } as const;
+const catalog = new ToolCatalog([
+  {
+    definition: { name: 'noop', description: 'does nothing', inputSchema: { type: 'object' } },
+    handler: ToolHandler.immediate({ names: () => ['noop'], invoke: async () => ({ ok: true }) }),
+    nesting: 'nestable',
+    semantics: 'parallel',
+  },
+]);
+const models = new ModelExecutor({ timeoutMs: 10_000 });
+const code = new CodeExecutor();
+let runs = 0;
+
+/** One sequential turn: a step with one tool call, then a step that answers. */
+async function turn(engine: Engine, provider: ScriptedProvider, session: string): Promise<number> {
+  runs += 1;
+  provider.script(toolCall, answer);
+  const started = performance.now();
+  const result = await engine.run({
+    invocation: { sessionId: session, turnId: `t${runs}`, runId: `r${runs}`, invocationId: `i${runs}` },
+    provider: provider.config(),
+    configuration: { cwd: '/', toolMode: 'direct' },
+    work: { kind: 'message', message: 'go', tools: catalog },
+  });
+  if (result.outcome.kind !== 'completed') throw new Error(`a bench turn ended ${result.outcome.kind}`);
+  return performance.now() - started;
+}
+
+/** The two model requests of a turn, with nothing around them. */
+async function bareRequests(provider: ScriptedProvider): Promise<number> {
+  provider.script(toolCall, answer);
+  const started = performance.now();
+  const tools = [{ name: 'noop', description: 'does nothing', inputSchema: { type: 'object' } }];
+  for (let step = 0; step < 2; step += 1) {
+    const stream = models.stream(
+      { messages: [{ role: 'user', content: 'go' }], tools },
+      {
+        provider: provider.config(),
+      },
+    );
+    for await (const _ of stream);
+    await stream.step();
+  }
+  return performance.now() - started;
+}
+
+type Counted = { log: EventLog; commits: () => number };
+
+/** A log and its count of durable commits (each waited for its WAL flush). */
+async function openCounted(target: string): Promise<Counted> {
+  const log = await EventLog.open(target);
+  return { log, commits: () => log.stats().commits };
+}
+
+/** Turns in sessions of ten (a session's history grows as it does in use). */
+async function sequential(
+  counted: Counted,
+  provider: ScriptedProvider,
+  turns: number,
+  options: EngineOptions = {},
+): Promise<{ ms: number; commits: number }> {
+  const engine = new Engine({ log: counted.log, models, code, options });
+  const before = counted.commits();
+  let ms = 0;
+  for (let n = 0; n < turns; n += 1) ms += await turn(engine, provider, `s${runs - (runs % 10)}`);
+  await engine.close();
+  return { ms: ms / turns, commits: (counted.commits() - before) / turns };
+}
+
+/** 32 sessions, each running its turns one after another, all at once. */
+async function concurrent(
+  counted: Counted,
+  providers: readonly ScriptedProvider[],
+  turns: number,
+  options: EngineOptions = {},
+): Promise<{ perSecond: number; p99: number }> {
+  const engine = new Engine({ log: counted.log, models, code, options });
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    providers.map(async (provider, index) => {
+      const session = `c${runs}-${index}`;
+      for (let n = 0; n < turns; n += 1) latencies.push(await turn(engine, provider, session));
+    }),
+  );
+  const perSecond = latencies.length / ((performance.now() - started) / 1000);
+  await engine.close();
+  return { perSecond, p99: percentile(latencies, 0.99) };
+}
+
+/** Reports `fsyncs_per_turn`, `turn_overhead` and the 32-session figures. */
+export async function turnShape(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'factum-turn-bench-'));
+  const provider = await startScriptedProvider();
+  const providers = await Promise.all(Array.from({ length: 32 }, () => startScriptedProvider()));
+  try {
+    const file = await openCounted(join(root, 'turns.sqlite'));
+    const memory = await openCounted(':memory:');
+    const live = { liveModelFacts: true };
+    // Warm every path, then alternate rounds so that machine noise hits all alike.
+    await sequential(file, provider, 10);
+    await sequential(memory, provider, 10);
+    await bareRequests(provider);
+    const rounds = 5;
+    const totals = { file: 0, memory: 0, bare: 0, commits: 0, liveCommits: 0, liveMs: 0 };
+    for (let round = 0; round < rounds; round += 1) {
+      const onFile = await sequential(file, provider, 20);
+      totals.file += onFile.ms;
+      totals.commits += onFile.commits;
+      totals.memory += (await sequential(memory, provider, 20)).ms;
+      let bare = 0;
+      for (let n = 0; n < 20; n += 1) bare += await bareRequests(provider);
+      totals.bare += bare / 20;
+      const old = await sequential(file, provider, 20, live);
+      totals.liveCommits += old.commits;
+      totals.liveMs += old.ms;
+    }
+    const mean = (total: number) => total / rounds;
+    report({
+      measure: 'fsyncs_per_turn',
+      unit: 'waited-for commits (one fsync each) per sequential turn with one tool call',
+      value: mean(totals.commits),
+      baseline: 'the same turn with liveModelFacts (each model fact committed as it happens)',
+      baselineValue: mean(totals.liveCommits),
+      valueGoal: '<= 4',
+    });
+    const bare = mean(totals.bare);
+    report({
+      measure: 'turn_overhead',
+      unit: 'ms per sequential one-tool turn above its two bare model requests',
+      value: mean(totals.file) - bare,
+      baseline: 'the same turn on a :memory: log, same run',
+      baselineValue: mean(totals.memory) - bare,
+      goal: '<= 1.5',
+      note: `turn ${mean(totals.file).toFixed(2)} ms on file, ${mean(totals.memory).toFixed(2)} ms in memory, two bare requests ${bare.toFixed(2)} ms; with liveModelFacts on file ${mean(totals.liveMs).toFixed(2)} ms (overhead ratio ${((mean(totals.liveMs) - bare) / (mean(totals.memory) - bare)).toFixed(2)})`,
+    });
+
+    await concurrent(file, providers, 2);
+    const now = { perSecond: 0, p99: 0 };
+    const before = { perSecond: 0, p99: 0 };
+    for (let round = 0; round < 3; round += 1) {
+      const ride = await concurrent(file, providers, 10);
+      const old = await concurrent(file, providers, 10, live);
+      now.perSecond += ride.perSecond / 3;
+      now.p99 += ride.p99 / 3;
+      before.perSecond += old.perSecond / 3;
+      before.p99 += old.p99 / 3;
+    }
+    report({
+      measure: 'concurrent_sessions_32_turns_per_second',
+      unit: 'one-tool turns per second, 32 sessions at once on one SQLite file',
+      value: now.perSecond,
+      baseline: 'the same with liveModelFacts (each model fact committed as it happens)',
+      baselineValue: before.perSecond,
+      note: `p99 turn latency ${now.p99.toFixed(1)} ms (baseline ${before.p99.toFixed(1)} ms)`,
+    });
+    report({
+      measure: 'concurrent_sessions_32_p99_ms',
+      unit: 'p99 ms per one-tool turn, 32 sessions at once on one SQLite file',
+      value: now.p99,
+      baseline: 'the same with liveModelFacts (each model fact committed as it happens)',
+      baselineValue: before.p99,
+    });
+    await file.log.close();
+    await memory.log.close();
+  } finally {
+    await provider.close();
+    await Promise.all(providers.map((one) => one.close()));
+    rmSync(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,159 @@
+import {
+  canonicalJson,
+  type EventWrite,
+  type LogScope,
+  RuntimeEvent,
+  type ToolResult,
+} from '@factum/agent-facts';
+import { chainLink, contentDigest } from '@factum/agent-facts/digest';
+import { EMPTY_DIGEST, type EventLog } from '@factum/event-log';
+import type { ResultReader, SessionEvent } from './context-projection.js';
+import type { ContextBounds } from './model-turn.js';
+
+/** A session's whole history as the log holds it, with the chain head that vouches for it. */
+export type SessionView = {
+  readonly events: readonly SessionEvent[];
+  readonly scope: LogScope;
+  readonly highWater: number;
+  readonly digest: string;
+  /** Reads a stored tool result (from memory when this process committed it). */
+  readonly readResult: ResultReader;
+};
+
+/** Results kept in memory up to this size; larger ones are read from the log when needed. */
+const KEEP_RESULT_BYTES = 64 * 1024;
+
+/**
+ * One session's history kept in memory, so a prompt is not re-read and re-parsed from
+ * the log at every step. It is advanced by the facts this process commits (decoded from
+ * the same canonical bytes the log stores, and chained the same way), and before every
+ * use it is checked against the session's head in the log: if the high water or the
+ * session digest differ — another writer's fact, a write whose outcome is unknown, a
+ * fact out of order — it is dropped and re-read. The log stays the only authority: a
+ * view equals `scopedPrefix` of the same session, event for event.
+ */
+export class SessionProjection {
+  readonly #sessionId: string;
+  #events: SessionEvent[] | undefined;
+  #highWater = 0;
+  /** The session chain's last link; undefined for an empty session. */
+  #head: string | undefined;
+  #bytes = 0;
+  readonly #results = new Map<string, ToolResult>();
+
+  constructor(sessionId: string) {
+    this.#sessionId = sessionId;
+  }
+
+  /** Records a fact this process committed at `sequence`. */
+  advance(sequence: number, write: EventWrite): void {
+    const events = this.#events;
+    if (events === undefined) return;
+    if (sequence <= this.#highWater) {
+      this.invalidate();
+      return;
+    }
+    let body: string;
+    let event: RuntimeEvent;
+    try {
+      body = canonicalJson(write.event);
+      // Decoded as the log decodes its rows, so a view equals a read event for event.
+      event = RuntimeEvent.parse(JSON.parse(body));
+    } catch {
+      this.invalidate();
+      return;
+    }
+    events.push({ sequence, event });
+    this.#highWater = sequence;
+    this.#head = chainLink(this.#head, contentDigest(body));
+    this.#bytes += Buffer.byteLength(body);
+    const result = write.result;
+    if (result !== undefined && result.reference().bytes <= KEEP_RESULT_BYTES) {
+      this.#results.set(write.event.id, result);
+    }
+  }
+
+  /** Forgets the history: the next view reads it from the log. */
+  invalidate(): void {
+    this.#events = undefined;
+    this.#results.clear();
+  }
+
+  /**
+   * The session's history within `bounds`: from memory when the log's head still
+   * matches, else read again (failing with `bounds_exceeded` as the log does).
+   */
+  async view(log: EventLog, bounds: ContextBounds): Promise<SessionView> {
+    if (this.#events !== undefined) {
+      const head = await log.sessionHead(this.#sessionId);
+      const fits = this.#events.length <= bounds.maxEvents && this.#bytes <= bounds.maxBytes;
+      if (fits && head.highWater === this.#highWater && head.digest === this.#digest()) {
+        return this.#snapshot(log);
+      }
+    }
+    this.invalidate();
+    const prefix = await log.scopedPrefix({ session: this.#sessionId }, bounds);
+    this.#events = [...prefix.events];
+    this.#highWater = prefix.highWater;
+    this.#head = prefix.events.length === 0 ? undefined : prefix.digest;
+    this.#bytes = prefix.events.reduce(
+      (total, { event }) => total + Buffer.byteLength(canonicalJson(event)),
+      0,
+    );
+    return this.#snapshot(log);
+  }
+
+  #digest(): string {
+    return this.#head ?? EMPTY_DIGEST;
+  }
+
+  #snapshot(log: EventLog): SessionView {
+    const results = this.#results;
+    const sessionId = this.#sessionId;
+    return {
+      events: [...this.#events!],
+      scope: { kind: 'session', id: sessionId },
+      highWater: this.#highWater,
+      digest: this.#digest(),
+      readResult: async (eventId) =>
+        (results.get(eventId) ?? (await log.resolveToolResult(sessionId, eventId))).json(),
+    };
+  }
+}
+
+/**
+ * The projections of an engine's sessions: a live session's is always kept; of idle
+ * ones, the `idle` most recently used (a session's next turn then needs no re-read).
+ */
+export class SessionProjections {
+  readonly #idle: number;
+  readonly #byId = new Map<string, SessionProjection>();
+  readonly #live = new Set<string>();
+
+  constructor(idle = 64) {
+    this.#idle = idle;
+  }
+
+  /** The projection of `sessionId`, held as live until `release`. */
+  hold(sessionId: string): SessionProjection {
+    let projection = this.#byId.get(sessionId);
+    if (projection === undefined) projection = new SessionProjection(sessionId);
+    // Re-inserted: the map's order is the order of last use.
+    this.#byId.delete(sessionId);
+    this.#byId.set(sessionId, projection);
+    this.#live.add(sessionId);
+    return projection;
+  }
+
+  /** The session has no live run here any more; the oldest idle projections go. */
+  release(sessionId: string): void {
+    this.#live.delete(sessionId);
+    let idle = this.#byId.size - this.#live.size;
+    for (const id of this.#byId.keys()) {
+      if (idle <= this.#idle) break;
+      if (this.#live.has(id)) continue;
+      this.#byId.delete(id);
+      idle -= 1;
+    }
+  }
+}

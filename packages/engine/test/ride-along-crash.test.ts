@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog } from '@factum/event-log';
+import { ModelExecutor } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
+import { describe, expect, it } from 'vitest';
+import { Engine } from '../src/index.ts';
+import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
+
+const child = fileURLToPath(new URL('./support/crash-child.ts', import.meta.url));
+
+function runChild(file: string, scenario: string, ledger: string): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const process = spawn(
+      'node',
+      ['--conditions=@factum/source', '--import', 'tsx', child, file, scenario, ledger],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    process.on('error', reject);
+    process.on('close', (_code, signal) => resolve(signal));
+  });
+}
+
+const crashed = {
+  sessionId: 'session',
+  turnId: 'turn-crash',
+  runId: 'run-crash',
+  invocationId: 'invocation-crash',
+};
+
+describe('a model step rides along with its first T1', () => {
+  it.each([
+    ['ride-before', 'inside the transaction that carries the step and its T1', 'nothing of the step'],
+    ['ride-after', 'after that transaction is durable, before anyone is told', 'all of it with its T1'],
+  ])(
+    'SIGKILL %s (%s): the reopened log shows %s, and recovery works',
+    async (scenario) => {
+      using dir = temporaryDirectory();
+      const ledger = join(dir.path, 'ledger');
+      expect(await runChild(dir.file, scenario, ledger)).toBe('SIGKILL');
+      expect(existsSync(ledger), 'the effect never started').toBe(false);
+
+      const log = await EventLog.open(dir.file);
+      expect(await log.verifyChain()).toMatchObject({ ok: true });
+      const kinds = (await log.invocationEvents(crashed, bounds)).map(({ event }) => event.fact.kind);
+      const observed = kinds.filter((kind) => kind === 'model_observed').length;
+      if (scenario === 'ride-before') {
+        // The model was asked and answered, but nothing of it was acknowledged: it is absent.
+        expect(kinds).toEqual(['invocation_opened']);
+      } else {
+        expect(observed).toBeGreaterThan(0);
+        expect(kinds).toEqual([
+          'invocation_opened',
+          'model_requested',
+          ...Array.from({ length: observed }, () => 'model_observed'),
+          'model_completed',
+          'tool_dispatched',
+        ]);
+      }
+      const recovery = await log.invocationRecovery(crashed, bounds);
+      expect(recovery.uncertainOperations).toHaveLength(scenario === 'ride-after' ? 1 : 0);
+
+      // A restarted host ends the dead run and carries the session on; nothing runs.
+      await using provider = await startScriptedProvider();
+      provider.script(done);
+      const engine = new Engine({
+        log,
+        models: new ModelExecutor({ timeoutMs: 5_000 }),
+        code: new CodeExecutor(),
+        options: { lease: { hostId: 'crash-host' } },
+      });
+      const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
+      const base = input(provider, 'after', effect);
+      const result = await engine.run({
+        ...base,
+        work: { kind: 'message', message: 'go on', allowPriorUnknown: true, tools: base.work.tools },
+      });
+      expect(result.outcome).toEqual({ kind: 'completed' });
+      expect((await log.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe('failed');
+      expect(existsSync(ledger)).toBe(false);
+      expect(await log.verifyChain()).toMatchObject({ ok: true });
+      await engine.drain();
+      await log.close();
+    },
+    30_000,
+  );
+});

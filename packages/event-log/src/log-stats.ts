@@ -1,0 +1,15 @@
+/**
+ * What a log has committed since it was opened, counted by this process.
+ *
+ * `commits` counts the transactions that stored at least one fact: each one waited for
+ * its WAL flush before any caller was told (SQLite with `synchronous=FULL`, PostgreSQL
+ * with its default `synchronous_commit`), so the difference over a stretch of work is
+ * how many durable commits — fsyncs of the log's WAL — that work waited for. A batch
+ * every write of which a rule refused writes nothing and is not counted; neither is a
+ * batch that failed, even `outcome_unknown`. An in-memory log counts its commits the
+ * same way, though nothing is flushed. Checkpoints (SQLite copying its WAL into the
+ * file, in the background of some commit) are not commits.
+ *
+ * `facts` counts the facts those commits stored.
+ */
+export type LogStats = { readonly commits: number; readonly facts: number };
