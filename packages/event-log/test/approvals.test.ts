@@ -176,4 +176,42 @@ describe.each(testStores())('approvals on $name', (stores) => {
       code: 'approval_decided_twice',
     });
   });
+
+  it('decisions, dispatches and refusals in one batch see each other (the writer thread on SQLite)', async () => {
+    await using store = await stores.create();
+    // Every write goes to the writer thread on SQLite, so the rules run there too.
+    await using log = await EventLog.open(store.target, { loneCommitBudgetMs: 0 });
+    const parked = invocation('-1');
+    const operations = ['s:a', 's:b', 's:c', 's:d'];
+    await parkFor(log, parked, operations);
+    const decided = await Promise.allSettled([
+      ...operations.map((operationId) => log.append(write(parked, a.decided(operationId, 'approved')))),
+      log.append(write(parked, a.decided('s:a', 'denied'))),
+    ]);
+    expect(decided.map((result) => result.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+    ]);
+    const next = invocation('-2');
+    await log.append(write(next, facts.opened('continue')));
+    const dispatched = await Promise.allSettled([
+      ...operations.map((operationId) => log.append(write(next, a.dispatched(operationId)))),
+      log.append(write(next, a.dispatched('s:b'))),
+      log.append(write(next, a.dispatched('s:zz'))),
+    ]);
+    expect(dispatched.map((result) => result.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect((await log.invocationApprovals(parked)).map((p) => p.status)).toEqual(
+      operations.map(() => 'dispatched'),
+    );
+  });
 });
