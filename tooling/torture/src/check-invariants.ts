@@ -42,7 +42,7 @@ export function checkInvariants(
   const operations = new Map<string, Operation>();
   const byKey = new Map<string, string>();
   const settled = new Map<string, 'succeeded' | 'failed'>();
-  const reconciled = new Map<string, 'succeeded' | 'failed'>();
+  const reconciled = new Map<string, 'succeeded' | 'failed' | 'not_run'>();
   const opened = new Set<string>();
   const ended = new Set<string>();
   for (const { sequence, event } of snapshot.events) {
