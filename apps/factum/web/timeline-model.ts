@@ -12,7 +12,7 @@ import type {
 export type StoredFact = { readonly sequence: number; readonly event: RuntimeEvent };
 
 /** How an invocation section stands: open, or how it ended. */
-export type SectionStatus = 'open' | 'completed' | 'failed' | 'cancelled' | 'paused';
+export type SectionStatus = 'open' | 'completed' | 'failed' | 'cancelled' | 'paused' | 'awaiting_approval';
 
 /** The model's streamed observations of one step, gathered into one row. */
 export type StreamRow = {
@@ -87,7 +87,8 @@ function operationKey(invocationId: string, operationId: string): string {
 
 /** The status an invocation's end gives its section. */
 export function terminalStatus(outcome: InvocationOutcome): SectionStatus {
-  return outcome.kind === 'handoff_paused' ? 'paused' : outcome.kind;
+  if (outcome.kind === 'handoff_paused') return 'paused';
+  return outcome.kind === 'approval_pending' ? 'awaiting_approval' : outcome.kind;
 }
 
 function sectionOf(timeline: Timeline, event: RuntimeEvent): Section {

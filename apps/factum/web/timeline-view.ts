@@ -65,7 +65,9 @@ function settlementOf(
           ? `succeeded \u00b7 result ${outcome.result.bytes} bytes`
           : outcome.kind === 'failed'
             ? `failed \u00b7 ${outcome.error.code}: ${outcome.error.message}`
-            : `unknown \u00b7 ${outcome.note}`,
+            : outcome.kind === 'not_run'
+              ? 'did not run'
+              : `unknown \u00b7 ${outcome.note}`,
     }),
     h('span', { class: 'kind', text: `#${done.sequence}` }),
   ];

@@ -14,7 +14,14 @@ import { z } from 'zod';
  */
 
 /** How an invocation stands in `factum log --json`: `unfinished` until it has an end. */
-export const InvocationStatusSchema = z.enum(['unfinished', 'completed', 'failed', 'cancelled', 'paused']);
+export const InvocationStatusSchema = z.enum([
+  'unfinished',
+  'completed',
+  'failed',
+  'cancelled',
+  'paused',
+  'awaiting_approval',
+]);
 
 /** One invocation in `factum log --json`. */
 export const LogEntrySchema = z.object({

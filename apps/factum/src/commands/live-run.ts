@@ -96,6 +96,9 @@ export function exitCodeOf(outcome: InvocationOutcome): number {
       return EXIT_INTERRUPTED;
     case 'failed':
       return 1;
+    case 'approval_pending':
+      // Waiting for a person: not a failure, yet the turn is not done either.
+      return 4;
     default:
       return outcome satisfies never;
   }
@@ -112,6 +115,8 @@ export function describeOutcome(outcome: InvocationOutcome): string {
       return shownText(`cancelled {${outcome.source}}`);
     case 'handoff_paused':
       return shownText(`paused for a handoff to run ${outcome.pause.intent.successorRunId}`);
+    case 'approval_pending':
+      return shownText(`waiting for approval of ${outcome.operations.join(', ')}`);
     default:
       return outcome satisfies never;
   }

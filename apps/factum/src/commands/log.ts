@@ -1,3 +1,4 @@
+import { terminalStatusOf } from '@factum/agent-facts';
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
 import { oneLine, plural } from '../terminal/describe-call.js';
@@ -101,7 +102,7 @@ export function logEntryOf(summary: InvocationSummary): LogOutput['invocations']
 /** `unfinished` until the invocation ends, then how it ended. */
 export function statusName(summary: InvocationSummary): LogOutput['invocations'][number]['status'] {
   if (summary.outcome === undefined) return 'unfinished';
-  return summary.outcome.kind === 'handoff_paused' ? 'paused' : summary.outcome.kind;
+  return terminalStatusOf(summary.outcome);
 }
 
 function row(summary: InvocationSummary, context: CliContext): string {

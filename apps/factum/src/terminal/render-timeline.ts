@@ -135,7 +135,9 @@ export async function renderTimeline(
             ? `${c.green('succeeded')} ${describeResult(name, value)}`
             : decision.kind === 'failed'
               ? `${c.red(`failed {${t(decision.error.code)}}`)} ${t(decision.error.message)}`
-              : `${c.yellow('unknown')} ${t(decision.note)}`;
+              : decision.kind === 'not_run'
+                ? c.yellow('did not run')
+                : `${c.yellow('unknown')} ${t(decision.note)}`;
         lines.push(`${at(sequence)} recover  ${t(name)} reconciled by ${t(fact.policy)}: ${detail}`);
         if (decision.kind === 'succeeded') lines.push(...under(textOf(value), true));
         break;
@@ -149,10 +151,18 @@ export async function renderTimeline(
               ? `${c.red(`failed {${t(outcome.error.code)}}`)} ${t(outcome.error.message)}`
               : outcome.kind === 'cancelled'
                 ? c.yellow(`cancelled {${outcome.source}}`)
-                : c.yellow(`paused for a handoff to run ${t(outcome.pause.intent.successorRunId)}`);
+                : outcome.kind === 'approval_pending'
+                  ? c.yellow(`waiting for approval of ${t(outcome.operations.join(', '))}`)
+                  : c.yellow(`paused for a handoff to run ${t(outcome.pause.intent.successorRunId)}`);
         lines.push(`${at(sequence)} ended    ${text}`);
         break;
       }
+      case 'approval_requested':
+        lines.push(`${at(sequence)} approval ${t(fact.call.name)} requested: ${t(fact.reason)}`);
+        break;
+      case 'approval_decided':
+        lines.push(`${at(sequence)} approval ${t(fact.operationId)} ${fact.decision} by ${t(fact.by)}`);
+        break;
       default:
         fact satisfies never;
     }
