@@ -50,7 +50,12 @@ export async function approvalRoundTrip(provider: ScriptedProvider): Promise<voi
   const plainTools = catalog(false);
   const approvalTools = catalog(true);
   const base = (sessionId: string, suffix: string) => ({
-    invocation: { sessionId, turnId: `t${suffix}`, runId: `r${suffix}`, invocationId: `i${suffix}` },
+    invocation: {
+      sessionId,
+      turnId: `t${sessionId}-${suffix}`,
+      runId: `r${sessionId}-${suffix}`,
+      invocationId: `i${sessionId}-${suffix}`,
+    },
     provider: provider.config(),
     configuration: { cwd: '/', toolMode: 'direct' as const },
   });

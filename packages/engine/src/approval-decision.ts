@@ -20,6 +20,8 @@ export type DecideOptions = {
   readonly note?: string;
   /** The digest of the input the person saw; refused when it is not the requested one. */
   readonly inputDigest?: string;
+  /** The operation's session: needed only when another session uses the same operation id. */
+  readonly sessionId?: string;
 };
 
 /** The recorded decision, and what it was about. */
@@ -57,7 +59,7 @@ export async function decideApproval(
   context: { readonly bounds: ContextBounds; readonly origin?: EventOrigin },
 ): Promise<ApprovalDecision> {
   checkOptions(options);
-  const found = await findOperation(log, operationId, context.bounds);
+  const found = await findOperation(log, operationId, context.bounds, options.sessionId);
   if (found === undefined) {
     throw new RunError('approval_unknown', `no operation ${operationId} is in the log`);
   }

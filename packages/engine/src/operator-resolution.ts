@@ -14,6 +14,8 @@ export type ResolveOptions = {
   readonly by: string;
   /** Why: required, at most 2048 characters; the model reads it for `failed` and `not_run`. */
   readonly note: string;
+  /** The operation's session: needed only when another session uses the same operation id. */
+  readonly sessionId?: string;
 };
 
 /** The recorded resolution. */
@@ -43,10 +45,10 @@ export async function resolveOperation(
   },
 ): Promise<OperationResolution> {
   checkOptions(options);
-  let found = await uncertain(log, operationId, context.bounds);
+  let found = await uncertain(log, operationId, context.bounds, options.sessionId);
   if (!ended(found)) {
     await context.recover();
-    found = await uncertain(log, operationId, context.bounds);
+    found = await uncertain(log, operationId, context.bounds, options.sessionId);
     if (!ended(found)) {
       throw new RunError(
         'busy',
