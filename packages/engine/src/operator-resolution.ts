@@ -94,8 +94,9 @@ async function uncertain(
   log: EventLog,
   operationId: string,
   bounds: ContextBounds,
+  sessionId: string | undefined,
 ): Promise<OperationRecord> {
-  const found = await findOperation(log, operationId, bounds);
+  const found = await findOperation(log, operationId, bounds, sessionId);
   const facts = found?.facts.map(({ fact }) => fact) ?? [];
   const dispatched = facts.some((fact) => fact.kind === 'tool_dispatched');
   const closed = facts.some(
