@@ -11,6 +11,7 @@ import { startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
 import { Engine } from '../src/index.ts';
+import { approvalRoundTrip } from './approval-round-trip.ts';
 import { failover } from './failover.ts';
 import { fleet } from './fleet.ts';
 import { leaseOverhead } from './lease-overhead.ts';
@@ -122,6 +123,7 @@ const wanted = (measure: string) => only === undefined || only.some((prefix) => 
 try {
   if (wanted('engine_step_ms')) await engineStep();
   if (['fsyncs_per_turn', 'turn_overhead', 'concurrent_sessions'].some(wanted)) await turnShape();
+  if (wanted('approval_round_trip')) await approvalRoundTrip(provider);
   if (wanted('lease_overhead')) await leaseOverhead();
   // Several hosts need PostgreSQL (FACTUM_TEST_POSTGRES_URL, as the tests).
   const postgres = testStores().find((factory) => factory.name === 'postgres');
