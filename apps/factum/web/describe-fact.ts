@@ -27,6 +27,14 @@ export function rejectionSentence(reason: ToolRejection): string {
       return `did not run: ${reason.message}`;
     case 'repeated_call_id':
       return 'did not run: an earlier call in the same step has the same call id; give every call its own id';
+    case 'denied':
+      return reason.note === undefined || reason.note === ''
+        ? 'did not run: a person denied this call'
+        : `did not run: a person denied this call: ${reason.note}`;
+    case 'expired':
+      return 'did not run: no one approved this call before its deadline';
+    case 'approval_required':
+      return 'did not run: this call needs a person\u2019s approval, which a code cell cannot wait for; call the tool directly';
     default:
       return reason satisfies never;
   }
@@ -71,7 +79,9 @@ export function describeFact(fact: Fact): FactDescription {
             ? `by ${outcome.source}`
             : outcome.kind === 'handoff_paused'
               ? `successor run ${outcome.pause.intent.successorRunId} (handoff ${outcome.pause.intent.handoffId})`
-              : '';
+              : outcome.kind === 'approval_pending'
+                ? `waiting for a person to decide ${outcome.operations.length === 1 ? '1 call' : `${outcome.operations.length} calls`}: ${outcome.operations.join(', ')}`
+                : '';
       return { title: 'ended', meta: 'invocation ended', body, ended: terminalStatus(outcome) };
     }
     default:

@@ -1,3 +1,4 @@
+import { terminalStatusOf } from '@factum/agent-facts';
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
 import { oneLine, plural } from '../terminal/describe-call.js';
@@ -101,7 +102,7 @@ export function logEntryOf(summary: InvocationSummary): LogOutput['invocations']
 /** `unfinished` until the invocation ends, then how it ended. */
 export function statusName(summary: InvocationSummary): LogOutput['invocations'][number]['status'] {
   if (summary.outcome === undefined) return 'unfinished';
-  return summary.outcome.kind === 'handoff_paused' ? 'paused' : summary.outcome.kind;
+  return terminalStatusOf(summary.outcome);
 }
 
 function row(summary: InvocationSummary, context: CliContext): string {
@@ -122,5 +123,6 @@ function statusOf(summary: InvocationSummary, context: CliContext): string {
   const text =
     outcome.kind === 'failed' ? shownText(`failed {${outcome.error.code}}`) : describeOutcome(outcome);
   if (outcome.kind === 'completed') return c.green(text);
+  if (outcome.kind === 'approval_pending') return c.yellow(`${text} (factum approvals)`);
   return outcome.kind === 'failed' ? c.red(text) : c.yellow(text);
 }
