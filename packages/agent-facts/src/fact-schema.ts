@@ -40,6 +40,12 @@ export const InvocationOutcomeSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('failed'), error: FactErrorSchema }),
   z.strictObject({ kind: z.literal('cancelled'), source: z.string().min(1) }),
   z.strictObject({ kind: z.literal('handoff_paused'), pause: HandoffPauseSchema }),
+  /**
+   * The invocation parked because calls of its last step wait for a person's decision:
+   * the operations named here each have an `approval_requested`. Nothing is held in
+   * memory, so any host can continue the run once they are decided.
+   */
+  z.strictObject({ kind: z.literal('approval_pending'), operations: z.array(operationId).min(1) }),
 ]);
 export type InvocationOutcome = z.infer<typeof InvocationOutcomeSchema>;
 
@@ -56,6 +62,8 @@ export const ReconciliationDecisionSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('succeeded'), result: ResultReferenceSchema }),
   z.strictObject({ kind: z.literal('failed'), error: FactErrorSchema }),
   z.strictObject({ kind: z.literal('unknown'), note: z.string() }),
+  /** The effect did not happen (an operator says so): the model is told the call did not run. */
+  z.strictObject({ kind: z.literal('not_run') }),
 ]);
 export type ReconciliationDecision = z.infer<typeof ReconciliationDecisionSchema>;
 
@@ -64,6 +72,14 @@ export type ReconciliationDecision = z.infer<typeof ReconciliationDecisionSchema
  * more. The log accepts each attempt of an operation at most once, in order.
  */
 export const RedispatchAttemptSchema = z.number().int().min(2).max(1000);
+
+/** Who decided, and why: a person's name or a token label, and an optional note. */
+const decidedBy = z.string().min(1).max(256);
+const decisionNote = z.string().max(2048);
+
+/** How a person decided a requested approval, or that its deadline passed first. */
+export const ApprovalDecisionKindSchema = z.enum(['approved', 'denied', 'expired']);
+export type ApprovalDecisionKind = z.infer<typeof ApprovalDecisionKindSchema>;
 
 /** Every fact an agent run can record, discriminated on `kind`. */
 export const FactSchema = z.discriminatedUnion('kind', [
@@ -103,10 +119,39 @@ export const FactSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('tool_reconciled'),
     operationId,
-    policy: z.enum(['idempotent', 'reconcile']),
+    /** `operator`: a person resolved it by hand; the log then requires `by` and `note`. */
+    policy: z.enum(['idempotent', 'reconcile', 'operator']),
     decision: ReconciliationDecisionSchema,
     /** The attempt whose outcome this is, when the policy re-ran the effect. */
     attempt: RedispatchAttemptSchema.optional(),
+    /** Who resolved it (operator policy). */
+    by: decidedBy.optional(),
+    /** Why (operator policy). */
+    note: decisionNote.optional(),
+  }),
+  /**
+   * A call that needs a person's approval, written instead of `tool_dispatched`: the
+   * exact call and the digest of its input (`contentDigest(canonicalJson(call.input))`),
+   * so only this input can be dispatched once approved.
+   */
+  z.strictObject({
+    kind: z.literal('approval_requested'),
+    operationId,
+    call: ToolCallSchema,
+    inputDigest: fingerprint,
+    reason: z.string().min(1).max(1024),
+    /** When an undecided approval expires (the database clock decides). */
+    expiresAt: z.iso.datetime({ offset: true }).optional(),
+  }),
+  /** A person's decision on a requested approval, or its expiry (`by: 'factum'`). */
+  z.strictObject({
+    kind: z.literal('approval_decided'),
+    operationId,
+    decision: ApprovalDecisionKindSchema,
+    /** The digest of the input decided on: it must equal the requested one. */
+    inputDigest: fingerprint,
+    by: decidedBy,
+    note: decisionNote.optional(),
   }),
   z.strictObject({ kind: z.literal('invocation_ended'), outcome: InvocationOutcomeSchema }),
 ]);

@@ -1,3 +1,4 @@
+export { callInputDigest } from './call-input-digest.js';
 export { canonicalJson, chainDigest, chainLink, contentDigest } from './canonical-json.js';
 export type { CommitOutcome } from './commit-error.js';
 export { CommitError } from './commit-error.js';
@@ -14,6 +15,7 @@ export { EventWrite } from './event-write.js';
 export type { FactIssue } from './fact-parse-error.js';
 export { FactParseError } from './fact-parse-error.js';
 export type {
+  ApprovalDecisionKind,
   Fact,
   FactKind,
   FactOf,
@@ -23,6 +25,7 @@ export type {
   RequestSource,
 } from './fact-schema.js';
 export {
+  ApprovalDecisionKindSchema,
   FactSchema,
   factKind,
   factNeedsResult,

@@ -2,7 +2,13 @@ import { z } from 'zod';
 import type { InvocationOutcome } from './fact-schema.js';
 
 /** How an invocation stands once it has ended, as projections report it. */
-export const TerminalStatusSchema = z.enum(['completed', 'failed', 'cancelled', 'paused']);
+export const TerminalStatusSchema = z.enum([
+  'completed',
+  'failed',
+  'cancelled',
+  'paused',
+  'awaiting_approval',
+]);
 export type TerminalStatus = z.infer<typeof TerminalStatusSchema>;
 
 /** The terminal status an outcome projects to. */
@@ -16,6 +22,8 @@ export function terminalStatusOf(outcome: InvocationOutcome): TerminalStatus {
       return 'cancelled';
     case 'handoff_paused':
       return 'paused';
+    case 'approval_pending':
+      return 'awaiting_approval';
     default:
       return outcome satisfies never;
   }

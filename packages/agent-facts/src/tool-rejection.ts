@@ -9,6 +9,9 @@ export const ToolRejectionSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('interrupted') }),
   z.strictObject({ kind: z.literal('limit_exceeded'), message: z.string() }),
   z.strictObject({ kind: z.literal('repeated_call_id') }),
+  z.strictObject({ kind: z.literal('denied'), note: z.string().max(2048).optional() }),
+  z.strictObject({ kind: z.literal('expired') }),
+  z.strictObject({ kind: z.literal('approval_required'), reason: z.string() }),
 ]);
 export type ToolRejection = z.infer<typeof ToolRejectionSchema>;
 
@@ -35,6 +38,14 @@ export function rejectionSentence(rejection: ToolRejection, _language: Language 
       return `did not run: ${rejection.message}`;
     case 'repeated_call_id':
       return 'did not run: an earlier call in the same step has the same call id; give every call its own id';
+    case 'denied':
+      return rejection.note === undefined || rejection.note === ''
+        ? 'did not run: a person denied this call'
+        : `did not run: a person denied this call: ${rejection.note}`;
+    case 'expired':
+      return 'did not run: no one approved this call before its deadline';
+    case 'approval_required':
+      return "did not run: this call needs a person's approval, which a code cell cannot wait for; call the tool directly";
     default:
       return rejection satisfies never;
   }

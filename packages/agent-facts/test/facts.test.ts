@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   CommitError,
+  callInputDigest,
   canonicalJson,
   chainDigest,
   contentDigest,
@@ -16,6 +17,7 @@ import {
   successorOf,
   ToolRejectionSchema,
   ToolResult,
+  terminalStatusOf,
   WorkspaceIdentity,
 } from '../src/index.ts';
 import { everyKind, invocation } from './fixtures.ts';
@@ -117,10 +119,74 @@ describe('facts', () => {
     for (const kind of kinds) {
       const needsMessage = kind === 'invalid_input' || kind === 'limit_exceeded';
       const rejection = ToolRejectionSchema.parse(
-        needsMessage ? { kind, message: 'limit reached' } : { kind },
+        needsMessage
+          ? { kind, message: 'limit reached' }
+          : kind === 'approval_required'
+            ? { kind, reason: 'r' }
+            : { kind },
       );
       expect(rejectionSentence(rejection)).toMatch(/^did not run: /);
     }
+  });
+
+  it('approval rejections say who stopped the call, with the note when there is one', () => {
+    expect(rejectionSentence({ kind: 'denied' })).toBe('did not run: a person denied this call');
+    expect(rejectionSentence({ kind: 'denied', note: 'not on prod' })).toBe(
+      'did not run: a person denied this call: not on prod',
+    );
+    expect(rejectionSentence({ kind: 'expired' })).toBe(
+      'did not run: no one approved this call before its deadline',
+    );
+    expect(rejectionSentence({ kind: 'approval_required', reason: 'shell' })).toBe(
+      "did not run: this call needs a person's approval, which a code cell cannot wait for; call the tool directly",
+    );
+  });
+
+  it('approval facts are bounded: a reason, a name and a note have limits, a digest a prefix', () => {
+    const call = {
+      id: 'c',
+      name: 'shell',
+      input: { command: 'ls' },
+      origin: { kind: 'provider', stepId: 's' },
+    };
+    const requested = {
+      kind: 'approval_requested',
+      operationId: 's:c',
+      call,
+      inputDigest: callInputDigest({ command: 'ls' }),
+      reason: 'shell',
+    };
+    expect(parseFact(requested)).toEqual(requested);
+    expect(() => parseFact({ ...requested, reason: '' })).toThrow(/at reason/);
+    expect(() => parseFact({ ...requested, reason: 'x'.repeat(1025) })).toThrow(/at reason/);
+    expect(() => parseFact({ ...requested, inputDigest: 'md5:x' })).toThrow(/at inputDigest/);
+    expect(() => parseFact({ ...requested, expiresAt: 'tomorrow' })).toThrow(/at expiresAt/);
+    expect(parseFact({ ...requested, expiresAt: '2026-01-01T00:00:00Z' })).toMatchObject({
+      expiresAt: '2026-01-01T00:00:00Z',
+    });
+    const decided = {
+      kind: 'approval_decided',
+      operationId: 's:c',
+      decision: 'approved',
+      inputDigest: requested.inputDigest,
+      by: 'ada',
+    };
+    expect(parseFact(decided)).toEqual(decided);
+    expect(() => parseFact({ ...decided, decision: 'maybe' })).toThrow(/at decision/);
+    expect(() => parseFact({ ...decided, by: '' })).toThrow(/at by/);
+    expect(() => parseFact({ ...decided, by: 'x'.repeat(257) })).toThrow(/at by/);
+    expect(() => parseFact({ ...decided, note: 'x'.repeat(2049) })).toThrow(/at note/);
+    expect(() => parseFact({ ...decided, extra: 1 })).toThrow(FactParseError);
+    expect(() =>
+      parseFact({ kind: 'invocation_ended', outcome: { kind: 'approval_pending', operations: [] } }),
+    ).toThrow(/at outcome.operations/);
+    expect(terminalStatusOf({ kind: 'approval_pending', operations: ['s:c'] })).toBe('awaiting_approval');
+  });
+
+  it('the input digest of a call does not depend on the order of its keys', () => {
+    expect(callInputDigest({ a: 1, b: [1, 2] })).toBe(callInputDigest({ b: [1, 2], a: 1 }));
+    expect(callInputDigest({ a: 1 })).toBe(contentDigest('{"a":1}'));
+    expect(callInputDigest({ a: 1 })).not.toBe(callInputDigest({ a: 2 }));
   });
 
   it('a handoff successor keeps the session and turn and takes the intent run', () => {

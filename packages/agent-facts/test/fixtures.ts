@@ -81,6 +81,24 @@ export function everyKind(): Fact[] {
       policy: 'reconcile',
       decision: { kind: 'unknown', note: 'n' },
     },
+    {
+      kind: 'approval_requested',
+      operationId: 's1:c3',
+      call: { id: 'c3', name: 'shell', input: { command: 'ls' }, origin: { kind: 'provider', stepId: 's1' } },
+      inputDigest: digest,
+      reason: 'shell commands need approval',
+      expiresAt: '2026-01-01T00:00:00.000Z',
+    },
+    { kind: 'approval_decided', operationId: 's1:c3', decision: 'approved', inputDigest: digest, by: 'ada' },
+    {
+      kind: 'tool_reconciled',
+      operationId: 's1:c1',
+      policy: 'operator',
+      decision: { kind: 'not_run' },
+      by: 'ada',
+      note: 'the machine never got the command',
+    },
+    { kind: 'invocation_ended', outcome: { kind: 'approval_pending', operations: ['s1:c3'] } },
     { kind: 'invocation_ended', outcome: { kind: 'handoff_paused', pause } },
   ];
 }

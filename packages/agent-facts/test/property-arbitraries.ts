@@ -102,8 +102,12 @@ const step: fc.Arbitrary<ModelStep> = fc.record(
 );
 
 const rejection: fc.Arbitrary<ToolRejection> = fc.oneof(
-  fc.constantFrom('cancelled', 'unavailable', 'not_nestable', 'interrupted').map((kind) => ({ kind })),
+  fc
+    .constantFrom('cancelled', 'unavailable', 'not_nestable', 'interrupted', 'repeated_call_id', 'expired')
+    .map((kind) => ({ kind })),
   fc.record({ kind: fc.constantFrom('invalid_input', 'limit_exceeded'), message: text }),
+  fc.record({ kind: fc.constant('denied'), note: text }, { requiredKeys: ['kind'] }),
+  fc.record({ kind: fc.constant('approval_required'), reason: text }),
 ) as fc.Arbitrary<ToolRejection>;
 
 const origin = fc.oneof(
@@ -222,15 +226,40 @@ export const factArbitraries: { readonly [K in Fact['kind']]: fc.Arbitrary<Extra
     {
       kind: fc.constant('tool_reconciled' as const),
       operationId,
-      policy: fc.constantFrom('idempotent' as const, 'reconcile' as const),
+      policy: fc.constantFrom('idempotent' as const, 'reconcile' as const, 'operator' as const),
       decision: fc.oneof(
         fc.record({ kind: fc.constant('succeeded' as const), result: reference }),
         fc.record({ kind: fc.constant('failed' as const), error: factError }),
         fc.record({ kind: fc.constant('unknown' as const), note: text }),
+        fc.constant({ kind: 'not_run' as const }),
       ),
       attempt: fc.integer({ min: 2, max: 1000 }),
+      by: nonEmpty(256),
+      note: text,
     },
     { requiredKeys: ['kind', 'operationId', 'policy', 'decision'] },
+  ),
+  approval_requested: fc.record(
+    {
+      kind: fc.constant('approval_requested' as const),
+      operationId,
+      call: fc.record({ id, name: id, input: json, origin }),
+      inputDigest: digest,
+      reason: nonEmpty(1024),
+      expiresAt: timestampArbitrary(),
+    },
+    { requiredKeys: ['kind', 'operationId', 'call', 'inputDigest', 'reason'] },
+  ),
+  approval_decided: fc.record(
+    {
+      kind: fc.constant('approval_decided' as const),
+      operationId,
+      decision: fc.constantFrom('approved' as const, 'denied' as const, 'expired' as const),
+      inputDigest: digest,
+      by: nonEmpty(256),
+      note: fc.oneof(text, fc.string({ minLength: 2048, maxLength: 2048 })),
+    },
+    { requiredKeys: ['kind', 'operationId', 'decision', 'inputDigest', 'by'] },
   ),
   invocation_ended: fc.record({
     kind: fc.constant('invocation_ended' as const),
@@ -239,6 +268,10 @@ export const factArbitraries: { readonly [K in Fact['kind']]: fc.Arbitrary<Extra
       fc.record({ kind: fc.constant('failed' as const), error: factError }),
       fc.record({ kind: fc.constant('cancelled' as const), source: nonEmpty(64) }),
       fc.record({ kind: fc.constant('handoff_paused' as const), pause }),
+      fc.record({
+        kind: fc.constant('approval_pending' as const),
+        operations: fc.array(operationId, { minLength: 1, maxLength: 3 }),
+      }),
     ),
   }),
 };
@@ -247,9 +280,13 @@ export const factArbitraries: { readonly [K in Fact['kind']]: fc.Arbitrary<Extra
 export const anyFact: fc.Arbitrary<Fact> = fc.oneof(...Object.values(factArbitraries)) as fc.Arbitrary<Fact>;
 
 /** A timestamp as `RuntimeEvent` writes them (UTC, milliseconds, years 1970–9999). */
-export const timestamp = fc
-  .date({ min: new Date(0), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true })
-  .map((date) => date.toISOString());
+export const timestamp = timestampArbitrary();
+
+function timestampArbitrary(): fc.Arbitrary<string> {
+  return fc
+    .date({ min: new Date(0), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true })
+    .map((date) => date.toISOString());
+}
 
 /** Any event: an id, an invocation, a time and a fact. */
 export const anyEvent: fc.Arbitrary<RuntimeEvent> = fc.record({ id, invocation, timestamp, fact: anyFact });

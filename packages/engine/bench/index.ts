@@ -11,6 +11,7 @@ import { startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
 import { Engine } from '../src/index.ts';
+import { approvalRoundTrip } from './approval-round-trip.ts';
 import { failover } from './failover.ts';
 import { fleet } from './fleet.ts';
 import { leaseOverhead } from './lease-overhead.ts';
@@ -134,6 +135,7 @@ try {
     baselineValue: handTotal / 3,
     goal: '<= 1.3',
   });
+  await approvalRoundTrip(provider);
   await leaseOverhead();
   // Several hosts need PostgreSQL (FACTUM_TEST_POSTGRES_URL, as the tests).
   const postgres = testStores().find((factory) => factory.name === 'postgres');

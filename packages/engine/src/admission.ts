@@ -1,5 +1,6 @@
 import { canonicalJson, type InvocationInput, type RunBoundary, successorOf } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
+import { refuseParked, refuseWaiting } from './approval-admission.js';
 import { lineage, type SessionEvent, uncertainIn } from './context-projection.js';
 import { executionFingerprint } from './execution-fingerprint.js';
 import type { ContextBounds } from './model-turn.js';
@@ -25,6 +26,7 @@ export async function admit(log: EventLog, input: RunInput, bounds: ContextBound
       if (previous !== undefined && !work.allowPriorUnknown) {
         refuseUncertain(events, previous.event.invocation.invocationId);
       }
+      refuseWaiting(events);
       return {
         kind: 'message',
         content: work.message,
@@ -35,6 +37,7 @@ export async function admit(log: EventLog, input: RunInput, bounds: ContextBound
     case 'continuation': {
       await checkBoundary(log, work.source);
       if (!work.allowPriorUnknown) refuseUncertain(events, work.source.invocation.invocationId);
+      refuseParked(events, work.source);
       return {
         kind: 'continuation',
         source: work.source,

@@ -12,6 +12,7 @@ import type { EventLog } from '@factum/event-log';
 import { ModelError, type ModelExecutor } from '@factum/model';
 import { type CapturedTools, RunTools } from '@factum/tools';
 import { toolCallsOf } from './context-projection.js';
+import { continueApproved } from './continue-approved.js';
 import { executionFingerprint } from './execution-fingerprint.js';
 import type { HandoffGate, Sealing } from './handoff-gate.js';
 import type { InvocationWriter } from './invocation-writer.js';
@@ -58,6 +59,7 @@ export class AgentLoop {
       catalog: input.work.tools,
       mode: input.configuration.toolMode,
       code,
+      approval: approvalsOf(input),
     });
     let outcome: InvocationOutcome;
     try {
@@ -91,6 +93,9 @@ export class AgentLoop {
   async #loop(captured: CapturedTools): Promise<InvocationOutcome> {
     const { input, gate, signal, maxSteps } = this.#context;
     const cancelled: InvocationOutcome = { kind: 'cancelled', source: CANCELLATION_SOURCE };
+    // A continuation of a parked run carries out the person's decisions first.
+    const parked = await continueApproved(this.#context, captured, signal);
+    if (parked !== undefined) return { kind: 'failed', error: parked };
     for (;;) {
       if (signal.aborted) return cancelled;
       const sealing = await gate.atSafePoint((intent) => this.#preview(intent), signal);
@@ -133,17 +138,21 @@ export class AgentLoop {
         }
         return { kind: 'completed' };
       }
-      const failure = await this.#runTools(captured, stepId, calls);
-      if (failure !== undefined) return { kind: 'failed', error: failure };
+      const end = await this.#runTools(captured, stepId, calls);
+      if (end !== undefined) return end;
     }
   }
 
-  /** Runs the step's calls in order; after a cancel, the rest are rejected as cancelled. */
+  /**
+   * Runs the step's calls in order; after a cancel, the rest are rejected as cancelled.
+   * Ends the run failed when a boundary was not confirmed, or parked when calls of the
+   * step wait for a person's approval (no model step after them).
+   */
   async #runTools(
     captured: CapturedTools,
     stepId: string,
     calls: ReturnType<typeof toolCallsOf>,
-  ): Promise<FactError | undefined> {
+  ): Promise<InvocationOutcome | undefined> {
     const step = captured.intoStep(stepId);
     const stop = new AbortController();
     const signal = AbortSignal.any([this.#context.signal, stop.signal]);
@@ -164,7 +173,9 @@ export class AgentLoop {
         stop.abort();
       }
     }
-    return failure;
+    if (failure !== undefined) return { kind: 'failed', error: failure };
+    const [first, ...rest] = step.awaitingApproval;
+    return first === undefined ? undefined : { kind: 'approval_pending', operations: [first, ...rest] };
   }
 
   #preview(intent: HandoffIntent): HandoffPause {
@@ -185,6 +196,14 @@ export class AgentLoop {
       },
     };
   }
+}
+
+function approvalsOf(input: RunInput) {
+  const work = input.work;
+  return {
+    ...(work.requireApproval === undefined ? {} : { requireApproval: work.requireApproval }),
+    ...(work.approvalTtlMs === undefined ? {} : { approvalTtlMs: work.approvalTtlMs }),
+  };
 }
 
 /** A failure as the log keeps it: a stable code and a sentence, never a secret. */

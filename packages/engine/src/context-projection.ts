@@ -20,6 +20,8 @@ type Segment = { readonly invocationId: string; readonly upTo: number };
 const UNKNOWN_OUTCOME =
   'the outcome is unknown: the call was dispatched but its result was never recorded; it may or may not have taken effect';
 
+const NOT_RUN = 'did not run: a person recorded that this call never took effect';
+
 /**
  * The history an invocation stands on: the invocations it descends from, oldest first,
  * then itself. A message run follows the invocation opened just before it in the
@@ -89,9 +91,12 @@ export async function projectMessages(
     list.push(stored);
   }
   const messages: ModelMessage[] = [];
+  // Operation ids are unique in a session; a call parked on approval is carried out by
+  // the continuation that follows, in its own invocation — so outcomes are looked up by
+  // operation across the session, not only in the invocation that made the call.
+  const outcomes = outcomesOf(events);
   for (const segment of segments) {
     const own = byInvocation.get(segment.invocationId) ?? [];
-    const outcomes = outcomesOf(own);
     for (const { sequence, event } of own) {
       if (sequence > segment.upTo) break;
       const fact = event.fact;
@@ -153,6 +158,9 @@ async function toolOutcome(
     case 'tool_reconciled':
       if (fact.decision.kind === 'succeeded')
         return { kind: 'text', text: renderToolResult(await readResult(eventId)) };
+      if (fact.decision.kind === 'not_run') {
+        return { kind: 'error', message: `${NOT_RUN}${fact.note === undefined ? '' : `: ${fact.note}`}` };
+      }
       return fact.decision.kind === 'failed'
         ? { kind: 'error', message: `${fact.decision.error.code}: ${fact.decision.error.message}` }
         : { kind: 'error', message: UNKNOWN_OUTCOME };

@@ -4,16 +4,19 @@ import {
   AppendRefusedError,
   type EventLog,
   type LeaseOptions,
+  type PendingApproval,
   type RecoveryReport,
-  recoverExpired,
 } from '@factum/event-log';
 import type { ModelExecutor } from '@factum/model';
 import { admit } from './admission.js';
 import { AgentLoop } from './agent-loop.js';
+import { type ApprovalDecision, type DecideOptions, decideApproval } from './approval-decision.js';
 import { HandoffGate } from './handoff-gate.js';
 import { InvocationWriter } from './invocation-writer.js';
 import type { ContextBounds, RunObserver } from './model-turn.js';
-import { RecoverySweeper } from './recovery-sweeper.js';
+import { type OperationResolution, type ResolveOptions, resolveOperation } from './operator-resolution.js';
+import { type ParkedRunView, parkedRunView } from './parked-run-view.js';
+import { RecoverySweeper, sweepOnce } from './recovery-sweeper.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import { RunningInvocation } from './running-invocation.js';
@@ -124,10 +127,56 @@ export class Engine {
     return this.#recovered;
   }
 
-  /** One recovery pass now: what it ended, and the live and untrusted runs it left alone. */
+  /**
+   * One recovery pass now: what it ended, and the live and untrusted runs it left alone.
+   * Approvals past their deadline are expired in the same pass.
+   */
   async sweep(): Promise<RecoveryReport> {
     await this.host();
-    return recoverExpired(this.#log);
+    return sweepOnce(this.#log);
+  }
+
+  /**
+   * Every call that waits for a person, across sessions, and the decided ones whose run
+   * has not been continued yet (listed with their decision).
+   */
+  pendingApprovals(): Promise<PendingApproval[]> {
+    return this.#log.pendingApprovals();
+  }
+
+  /**
+   * Records a person's decision on a call that waits for approval (`approval_decided`);
+   * nothing runs until a continuation of the parked run (`parkedRun`). Refused, with
+   * nothing written: `approval_unknown`, `approval_decided_twice`, `already_executed`,
+   * `approval_input_mismatch`.
+   */
+  decide(operationId: string, options: DecideOptions): Promise<ApprovalDecision> {
+    return decideApproval(this.#log, operationId, options, {
+      bounds: this.#options.contextBounds,
+      ...(this.#options.origin === undefined ? {} : { origin: this.#options.origin }),
+    });
+  }
+
+  /**
+   * Records a person's resolution of an uncertain operation (`tool_reconciled` with
+   * policy `operator`), which unblocks its session; `not_uncertain` for any other
+   * operation. A dead host's run is recovered first; a live one is refused `busy`.
+   */
+  resolve(operationId: string, options: ResolveOptions): Promise<OperationResolution> {
+    return resolveOperation(this.#log, operationId, options, {
+      bounds: this.#options.contextBounds,
+      ...(this.#options.origin === undefined ? {} : { origin: this.#options.origin }),
+      recover: () => this.sweep(),
+    });
+  }
+
+  /**
+   * The session's run parked on approvals that has not been carried out, with the
+   * boundary a continuation starts from (`work: { kind: 'continuation', source }`) and
+   * whether every call is decided (`ready`); `undefined` when none waits.
+   */
+  parkedRun(sessionId: string): Promise<ParkedRunView | undefined> {
+    return parkedRunView(this.#log, sessionId, this.#options.contextBounds);
   }
 
   /** Waits for every run, then stops the sweeper. The log's lease ends when the log closes. */

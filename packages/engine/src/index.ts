@@ -1,11 +1,14 @@
 export { CANCELLATION_SOURCE } from './agent-loop.js';
+export type { ApprovalDecision, DecideOptions } from './approval-decision.js';
 export { lineage, projectMessages } from './context-projection.js';
 export type { EngineOptions, RunOptions } from './engine.js';
 export { Engine } from './engine.js';
 export { executionFingerprint } from './execution-fingerprint.js';
 export { HandoffGate, HandoffReservation, HeldHandoff } from './handoff-gate.js';
 export type { ContextBounds, RunObserver } from './model-turn.js';
+export type { OperationResolution, ResolveOptions } from './operator-resolution.js';
+export type { ParkedRunView } from './parked-run-view.js';
 export type { RunErrorCode } from './run-error.js';
 export { RunError } from './run-error.js';
-export type { RunInput, RunOutcome, RunWork } from './run-input.js';
+export type { RunApprovals, RunInput, RunOutcome, RunWork } from './run-input.js';
 export { RunningInvocation } from './running-invocation.js';

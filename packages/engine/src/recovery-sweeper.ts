@@ -1,11 +1,22 @@
-import { type EventLog, type RecoveryReport, recoverExpired } from '@factum/event-log';
+import { type EventLog, expireApprovals, type RecoveryReport, recoverExpired } from '@factum/event-log';
+
+/**
+ * One sweep: ends the runs of hosts whose lease expired, then denies as `expired` the
+ * approvals whose deadline passed (by the database's clock).
+ */
+export async function sweepOnce(log: EventLog): Promise<RecoveryReport> {
+  const report = await recoverExpired(log);
+  await expireApprovals(log);
+  return report;
+}
 
 /**
  * Recovers, every `everyMs`, the invocations whose owner's lease has expired: on a
  * fleet, a dead host's runs are ended by whichever survivor sweeps first, within its
  * time-to-live plus one sweep, with no person involved. A live owner's runs are never
  * touched (the log checks the lease by the database's clock in the takeover's own
- * transaction). A failed sweep is tried again at the next tick.
+ * transaction). It also expires approvals past their deadline. A failed sweep is tried
+ * again at the next tick.
  */
 export class RecoverySweeper {
   readonly #log: EventLog;
@@ -24,7 +35,7 @@ export class RecoverySweeper {
   /** Sweeps now (one sweep at a time); `undefined` when it failed or was stopped. */
   sweep(): Promise<RecoveryReport | undefined> {
     if (this.#stopped) return Promise.resolve(undefined);
-    this.#running ??= recoverExpired(this.#log)
+    this.#running ??= sweepOnce(this.#log)
       .then(
         (report) => {
           this.#lastError = undefined;

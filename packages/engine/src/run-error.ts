@@ -15,6 +15,13 @@ const marker = Symbol.for('@factum/run-error');
  * - `handoff_unavailable`: the run ended or another handoff is reserved.
  * - `persistence`: the log refused or could not confirm a write the run needed.
  * - `lease_lost`: this host could not renew its lease in time; it starts no new run.
+ * - `approval_pending`: a parked run still waits for a person's decision (or, for a new
+ *   message, the parked run has not been continued yet).
+ * - `approval_unknown`: no approval was requested for that operation.
+ * - `approval_decided_twice`: the approval was already decided.
+ * - `already_executed`: the operation already ran (or was rejected); nothing to decide.
+ * - `approval_input_mismatch`: the decision names an input other than the requested one.
+ * - `not_uncertain`: a resolution for an operation that is not uncertain.
  */
 export type RunErrorCode =
   | 'busy'
@@ -27,7 +34,13 @@ export type RunErrorCode =
   | 'cancelled'
   | 'handoff_unavailable'
   | 'persistence'
-  | 'lease_lost';
+  | 'lease_lost'
+  | 'approval_pending'
+  | 'approval_unknown'
+  | 'approval_decided_twice'
+  | 'already_executed'
+  | 'approval_input_mismatch'
+  | 'not_uncertain';
 
 /** A typed refusal or failure of the engine; nothing is written when admission refuses. */
 export class RunError extends FactumError {

@@ -1,4 +1,4 @@
-import type { Fact, Invocation } from '@factum/agent-facts';
+import { type Fact, type Invocation, terminalStatusOf } from '@factum/agent-facts';
 import { checkOwner, type FencedWrite } from './fencing-rule.js';
 import type { InvocationOwner, LeaseView } from './invocation-owner.js';
 import { RuleRefusal } from './rule-refusal.js';
@@ -170,9 +170,13 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
     case 'tool_reconciled':
       openOperation(state, invocation, fact.operationId, fact.kind);
       return fact.decision.kind === 'unknown' ? {} : { close: { operationId: fact.operationId } };
+    case 'approval_requested':
+    case 'approval_decided':
+      // The approval rules follow in the next commit.
+      return {};
     case 'invocation_ended': {
       const outcome = fact.outcome;
-      const terminal = outcome.kind === 'handoff_paused' ? 'paused' : outcome.kind;
+      const terminal = terminalStatusOf(outcome);
       const heldFor = outcome.kind === 'handoff_paused' ? outcome.pause.intent.successorInvocationId : null;
       if (heldFor !== null && heldFor === invocationId) {
         throw new RuleRefusal(

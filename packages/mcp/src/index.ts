@@ -3,8 +3,14 @@ export { mapMcpResult } from './map-mcp-result.js';
 export type { McpConnectOptions } from './mcp-connection.js';
 export type { McpErrorCode } from './mcp-error.js';
 export { McpError } from './mcp-error.js';
-export type { McpRecoveryOverride, McpServerConfig, ParsedMcpServerConfig } from './mcp-server-config.js';
+export type {
+  McpApprovalOverride,
+  McpRecoveryOverride,
+  McpServerConfig,
+  ParsedMcpServerConfig,
+} from './mcp-server-config.js';
 export {
+  McpApprovalOverrideSchema,
   McpRecoveryOverrideSchema,
   McpServerConfigSchema,
   mcpCommand,

@@ -7,6 +7,10 @@ import { McpError } from './mcp-error.js';
 export const McpRecoveryOverrideSchema = z.enum(['read_only', 'idempotent', 'never_auto_retry']);
 export type McpRecoveryOverride = z.infer<typeof McpRecoveryOverrideSchema>;
 
+/** Whether a tool's calls need approval, whatever the server's hints say. */
+export const McpApprovalOverrideSchema = z.enum(['always', 'never']);
+export type McpApprovalOverride = z.infer<typeof McpApprovalOverrideSchema>;
+
 const common = {
   /** A short label for the server, shown beside its tools (default: derived from the command or URL). */
   name: z.string().min(1).max(64).optional(),
@@ -14,6 +18,11 @@ const common = {
   prefix: z.string().max(32).optional(),
   /** Per tool (by its MCP name): the recovery policy to use instead of the annotations' default. */
   recovery: z.record(z.string(), McpRecoveryOverrideSchema).optional(),
+  /**
+   * Per tool (by its MCP name): whether calls need a person's approval, instead of the
+   * default (`always` for a tool whose annotations state `destructiveHint: true`).
+   */
+  approval: z.record(z.string(), McpApprovalOverrideSchema).optional(),
 };
 
 /**

@@ -18,6 +18,7 @@ import {
 } from './mcp-server-config.js';
 import {
   catalogName,
+  defaultApproval,
   defaultRecovery,
   hintsOf,
   type McpTool,
@@ -250,6 +251,7 @@ function registrationOf(tool: McpTool, executor: ToolExecutor): ToolRegistration
     nesting: 'nestable',
     semantics: semanticsOf(tool.recovery),
     recovery: recoveryPolicyOf(tool.recovery),
+    ...(tool.approval === 'always' ? { approval: 'always' as const } : {}),
   };
 }
 
@@ -287,6 +289,7 @@ async function listTools(
         inputSchema,
         hints,
         recovery: config.recovery?.[listed.name] ?? defaultRecovery(hints),
+        approval: config.approval?.[listed.name] ?? defaultApproval(hints),
       };
       try {
         // The catalog compiles the schema: a tool it would refuse is left out here.

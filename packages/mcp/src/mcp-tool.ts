@@ -1,12 +1,14 @@
 import { RecoveryPolicy, type ToolSemantics } from '@factum/tools';
-import type { McpRecoveryOverride } from './mcp-server-config.js';
+import type { McpApprovalOverride, McpRecoveryOverride } from './mcp-server-config.js';
 
 /** What a server's annotations say about a tool (MCP's defaults where it says nothing). */
 export type McpHints = {
   readonly readOnly: boolean;
   readonly idempotent: boolean;
-  /** May destroy data: a call should need approval once approvals exist. */
+  /** May destroy data (MCP's default for a tool that is not read-only). */
   readonly destructive: boolean;
+  /** The server said so explicitly (`destructiveHint: true`, not read-only). */
+  readonly statedDestructive: boolean;
   readonly openWorld: boolean;
 };
 
@@ -23,6 +25,8 @@ export type McpTool = {
   readonly hints: McpHints;
   /** How its uncertain calls recover: from the hints, unless the user overrode it. */
   readonly recovery: McpRecoveryOverride;
+  /** Whether its calls need a person's approval: from the hints, unless the user overrode it. */
+  readonly approval: McpApprovalOverride;
 };
 
 /**
@@ -40,8 +44,19 @@ export function hintsOf(annotations: unknown): McpHints {
     readOnly,
     idempotent: readOnly || raw.idempotentHint === true,
     destructive: !readOnly && raw.destructiveHint !== false,
+    statedDestructive: !readOnly && raw.destructiveHint === true,
     openWorld: raw.openWorldHint !== false,
   };
+}
+
+/**
+ * A tool whose server states `destructiveHint: true` needs approval for every call. A
+ * tool that says nothing is not asked about (MCP's default would call it destructive,
+ * which would put a person in front of every unannotated tool); the user may set
+ * `approval` per tool either way.
+ */
+export function defaultApproval(hints: McpHints): McpApprovalOverride {
+  return hints.statedDestructive ? 'always' : 'never';
 }
 
 /** readOnlyHint → safe to re-run; idempotentHint → idempotent; otherwise uncertain until reconciled. */

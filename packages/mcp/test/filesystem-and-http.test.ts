@@ -25,7 +25,11 @@ describe('server-filesystem over stdio', () => {
   it('writes a real file in the allowed directory through T1 and T2, with recovery from its annotations', async () => {
     using dir = temporaryDirectory();
     await using log = await EventLog.open(dir.file);
-    await using source = await McpToolSource.connect(filesystem(dir.path));
+    // write_file states destructiveHint: this test lets it run without a person.
+    await using source = await McpToolSource.connect({
+      ...filesystem(dir.path),
+      approval: { write_file: 'never' },
+    });
     const recovery = Object.fromEntries(
       source.tools.map((tool) => [tool.name, [tool.recovery, tool.hints.destructive]]),
     );
@@ -51,7 +55,10 @@ describe('server-filesystem over stdio', () => {
   it('a path outside the allowed directory is the server refusing: settled as failed, nothing written', async () => {
     using dir = temporaryDirectory();
     await using log = await EventLog.open(dir.file);
-    await using source = await McpToolSource.connect(filesystem(join(dir.path)));
+    await using source = await McpToolSource.connect({
+      ...filesystem(join(dir.path)),
+      approval: { write_file: 'never' },
+    });
     await seed(log, invocation, [
       { id: 'w', name: 'write_file', input: { path: '/etc/factum-escape', content: 'x' } },
     ]);

@@ -1,5 +1,6 @@
 import { type FactError, ToolCallIdentity, ToolError, ToolResult } from '@factum/agent-facts';
 import { type CellBridge, type CellResult, type CodeExecutor, FatalHostError } from '@factum/code-runtime';
+import { type ApprovalPolicy, approvalReason } from './approval-gate.js';
 import { isNestable } from './exec-tool.js';
 import { type PreparedCall, type RunContext, refusal, reject, runCall } from './tool-call-runner.js';
 import type { ToolCatalog } from './tool-catalog.js';
@@ -12,7 +13,11 @@ import type { ToolCatalog } from './tool-catalog.js';
  * parent is settled — both stay uncertain, which is the truth.
  */
 export async function runExec(
-  context: RunContext & { readonly catalog: ToolCatalog; readonly code: CodeExecutor },
+  context: RunContext & {
+    readonly catalog: ToolCatalog;
+    readonly code: CodeExecutor;
+    readonly approval: ApprovalPolicy;
+  },
   parent: PreparedCall,
   signal: AbortSignal,
 ): Promise<ToolResult> {
@@ -80,7 +85,10 @@ export async function runExec(
   return settled.result;
 }
 
-function bridgeFor(context: RunContext & { readonly catalog: ToolCatalog }, cellId: string): CellBridge {
+function bridgeFor(
+  context: RunContext & { readonly catalog: ToolCatalog; readonly approval: ApprovalPolicy },
+  cellId: string,
+): CellBridge {
   const { catalog, ledger } = context;
   // Children are numbered in the order the cell called them (notifications aside).
   let calls = 0;
@@ -103,6 +111,10 @@ function bridgeFor(context: RunContext & { readonly catalog: ToolCatalog }, cell
       try {
         const why = refusal(child, signal);
         if (why !== undefined) return await reject(context, child, why);
+        // A cell cannot wait across processes for a person: a call that needs approval
+        // is rejected in the cell, and the model is told to call the tool directly.
+        const reason = approvalReason(child.entry!, input, context.approval);
+        if (reason !== undefined) return await reject(context, child, { kind: 'approval_required', reason });
         return (await runCall(context, child, signal)).json();
       } catch (error) {
         // A persistence failure, or a child whose outcome is unknown, must not be

@@ -1,5 +1,7 @@
 export type { ToolCallContext, ToolErrorCode, ToolExecutor } from '@factum/agent-facts';
 export { idempotencyKeyOf, ToolError } from '@factum/agent-facts';
+export type { ApprovalPolicy } from './approval-gate.js';
+export { ApprovalRequested, approvalInputDigest, approvalReason } from './approval-gate.js';
 export { EXEC_INPUT_SCHEMA, execSpec } from './exec-tool.js';
 export type { JsonSchema, SchemaInput } from './input-schema.js';
 export type { ClosedBy } from './operation-closer.js';
@@ -13,5 +15,11 @@ export { CapturedTools, RunTools, StepTools } from './run-tools.js';
 export type { CatalogEntry, ToolSpec } from './tool-catalog.js';
 export { EXEC_TOOL, ToolCatalog } from './tool-catalog.js';
 export { ToolCatalogError } from './tool-catalog-error.js';
-export type { ToolDefinition, ToolNesting, ToolRegistration, ToolSemantics } from './tool-registration.js';
+export type {
+  ToolApproval,
+  ToolDefinition,
+  ToolNesting,
+  ToolRegistration,
+  ToolSemantics,
+} from './tool-registration.js';
 export { ToolHandler } from './tool-registration.js';

@@ -31,7 +31,7 @@ export type ReconcileOutcome = {
    * `lost_race`: another reconciler recorded this operation's decision (or this
    * attempt) first; nothing was run or recorded here, and `closedBy` says what it wrote.
    */
-  readonly decision: 'succeeded' | 'failed' | 'unknown' | 'left_uncertain' | 'lost_race';
+  readonly decision: 'succeeded' | 'failed' | 'unknown' | 'not_run' | 'left_uncertain' | 'lost_race';
   readonly reason: string;
   /** The attempt this reconciliation ran or found (1: only the dispatch ran). */
   readonly attempt: number;

@@ -5,11 +5,14 @@ import {
   type Language,
   type ModelToolCall,
   StepOperationIds,
+  type ToolCall,
   ToolCallIdentity,
   type ToolMode,
+  type ToolRejection,
   type ToolResult,
 } from '@factum/agent-facts';
 import type { CodeExecutor } from '@factum/code-runtime';
+import { type ApprovalPolicy, ApprovalRequested, approvalReason, requestApproval } from './approval-gate.js';
 import { runExec } from './code-mode-call.js';
 import { CommitLedger } from './commit-ledger.js';
 import { execSpec } from './exec-tool.js';
@@ -32,6 +35,8 @@ export type RunToolsInit = {
   readonly mode: ToolMode;
   readonly code: CodeExecutor;
   readonly options?: RunToolsOptions;
+  /** Approvals this run demands beyond the tools' own rules. */
+  readonly approval?: ApprovalPolicy;
 };
 
 /**
@@ -65,7 +70,8 @@ export class RunTools {
         ? [execSpec(catalog), ...catalog.specs((entry) => entry.registration.nesting === 'direct_only')]
         : catalog.specs();
     const context = { ledger: this.#ledger, lock: this.#lock, language: this.#init.language ?? 'en' };
-    return new CapturedTools({ ...context, catalog, mode, code: this.#init.code }, { cwd, specs });
+    const approval = this.#init.approval ?? {};
+    return new CapturedTools({ ...context, catalog, mode, code: this.#init.code, approval }, { cwd, specs });
   }
 
   /**
@@ -81,6 +87,7 @@ type CaptureContext = RunContext & {
   readonly catalog: ToolCatalog;
   readonly mode: ToolMode;
   readonly code: CodeExecutor;
+  readonly approval: ApprovalPolicy;
 };
 
 /** The tools of a run as captured: what the model sees, and calls by step. */
@@ -102,12 +109,50 @@ export class CapturedTools {
   intoStep(stepId: string): StepTools {
     return new StepTools(this.#context, stepId);
   }
+
+  /**
+   * Runs a call a person approved, with exactly the input recorded in its
+   * `approval_requested` (the log checks the digest inside T1's transaction), through the
+   * same checks and T1 → effect → T2 as any call — but never asks for approval again.
+   * A tool this run does not offer, or an input its schema now refuses, is rejected.
+   */
+  dispatchApproved(operationId: string, call: ToolCall, signal: AbortSignal): Promise<ToolResult> {
+    const context = this.#context;
+    const prepared = preparedParked(context, operationId, call);
+    const work = (async () => {
+      const why = refusal(prepared, signal);
+      if (why !== undefined) return reject(context, prepared, why);
+      return runCall(context, prepared, signal);
+    })();
+    return context.ledger.track(work);
+  }
+
+  /** Records that a parked call will not run (`denied` or `expired`); throws its `ToolError`. */
+  rejectParked(operationId: string, call: ToolCall, reason: ToolRejection): Promise<never> {
+    const context = this.#context;
+    return context.ledger.track(reject(context, preparedParked(context, operationId, call), reason));
+  }
+}
+
+function preparedParked(context: CaptureContext, operationId: string, call: ToolCall): PreparedCall {
+  const stepId = call.origin.kind === 'provider' ? call.origin.stepId : call.origin.parentOperationId;
+  const entry = context.catalog.get(call.name);
+  return {
+    operationId,
+    identity:
+      call.origin.kind === 'provider'
+        ? ToolCallIdentity.provider(stepId, call.id)
+        : ToolCallIdentity.codeMode(stepId, call.id),
+    call,
+    entry: context.mode === 'code_mode' && entry?.registration.nesting === 'nestable' ? undefined : entry,
+  };
 }
 
 /** The tool calls of one model step. */
 export class StepTools {
   readonly #context: CaptureContext;
   readonly #operations: StepOperationIds;
+  readonly #awaiting: string[] = [];
   readonly stepId: string;
 
   constructor(context: CaptureContext, stepId: string) {
@@ -150,8 +195,22 @@ export class StepTools {
         : (async () => {
             const why = refusal(prepared, signal);
             if (why !== undefined) return reject(context, prepared, why);
+            const reason = approvalReason(prepared.entry!, call.input, context.approval);
+            if (reason !== undefined) {
+              await requestApproval(context, prepared, reason, context.approval);
+              this.#awaiting.push(operationId);
+              throw new ApprovalRequested(operationId, call.name);
+            }
             return runCall(context, prepared, signal);
           })();
     return context.ledger.track(work);
+  }
+
+  /**
+   * The operations of this step that wait for a person's approval (each rejected its
+   * `invoke` with `ApprovalRequested`); the invocation parks on them after the step.
+   */
+  get awaitingApproval(): readonly string[] {
+    return this.#awaiting;
   }
 }

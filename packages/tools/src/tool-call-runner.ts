@@ -39,6 +39,9 @@ const rejectionCodes: Record<ToolRejection['kind'], ToolErrorCode> = {
   interrupted: 'cancelled',
   limit_exceeded: 'limit_exceeded',
   repeated_call_id: 'invalid_input',
+  denied: 'cancelled',
+  expired: 'cancelled',
+  approval_required: 'not_nestable',
 };
 
 /** Records that a call did not run, and throws the matching `ToolError`. */

@@ -31,6 +31,13 @@ export type ToolNesting = 'nestable' | 'direct_only';
 /** Whether calls may overlap with others (`parallel`) or run alone (`exclusive`). */
 export type ToolSemantics = 'parallel' | 'exclusive';
 
+/**
+ * Whether a call needs a person's approval before it may run: `'always'`, or a function
+ * of the (schema-checked) input that returns `false` (no), `true` (yes) or the reason to
+ * show the person. A function that throws is taken as "yes": approval fails closed.
+ */
+export type ToolApproval = 'always' | ((input: unknown) => boolean | string);
+
 /** One tool in a catalog. */
 export type ToolRegistration = {
   readonly definition: ToolDefinition;
@@ -38,4 +45,8 @@ export type ToolRegistration = {
   readonly nesting: ToolNesting;
   readonly semantics: ToolSemantics;
   readonly recovery?: RecoveryPolicy;
+  /** Calls wait for a person's decision before they run (see `ToolApproval`). */
+  readonly approval?: ToolApproval;
+  /** An approval not decided within this many milliseconds expires (denied as `expired`). */
+  readonly approvalTtlMs?: number;
 };

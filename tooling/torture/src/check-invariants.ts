@@ -1,3 +1,4 @@
+import { canonicalJson } from '@factum/agent-facts';
 import type { LedgerEntry } from './child/ledger.js';
 import { LEDGERED_TOOLS } from './child/torture-tools.js';
 import type { LogSnapshot } from './log-snapshot.js';
@@ -23,6 +24,9 @@ type Operation = { invocationId: string; name: string; key: string | undefined }
  * - invocations_accounted: every invocation ends or is listed unfinished (after
  *   recovery: ends).
  * - digest_chain: `verifyChain` holds.
+ * - approved_only: a call that asked for approval is dispatched only after an
+ *   `approval_decided {approved}` of it, and only with exactly the requested input; every
+ *   effect of such a call ran with that input (never a denied, expired or undecided one).
  */
 export function checkInvariants(
   snapshot: LogSnapshot,
@@ -42,9 +46,11 @@ export function checkInvariants(
   const operations = new Map<string, Operation>();
   const byKey = new Map<string, string>();
   const settled = new Map<string, 'succeeded' | 'failed'>();
-  const reconciled = new Map<string, 'succeeded' | 'failed'>();
+  const reconciled = new Map<string, 'succeeded' | 'failed' | 'not_run'>();
   const opened = new Set<string>();
   const ended = new Set<string>();
+  const requested = new Map<string, unknown>();
+  const approved = new Set<string>();
   for (const { sequence, event } of snapshot.events) {
     const fact = event.fact;
     const invocationId = event.invocation.invocationId;
@@ -53,6 +59,7 @@ export function checkInvariants(
       ended.has(invocationId) &&
       fact.kind !== 'tool_reconciled' &&
       fact.kind !== 'tool_redispatched' &&
+      fact.kind !== 'approval_decided' &&
       !(fact.kind === 'tool_notified' && !settled.has(fact.operationId) && !reconciled.has(fact.operationId));
     expect(!sealed, 'sealed', () => `event ${sequence} (${fact.kind}) after ${invocationId} ended`);
     switch (fact.kind) {
@@ -62,8 +69,29 @@ export function checkInvariants(
       case 'invocation_ended':
         ended.add(invocationId);
         break;
+      case 'approval_requested':
+        requested.set(fact.operationId, fact.call.input);
+        break;
+      case 'approval_decided':
+        expect(
+          requested.has(fact.operationId),
+          'approved_only',
+          () => `${fact.operationId} decided, never requested`,
+        );
+        if (fact.decision === 'approved') approved.add(fact.operationId);
+        break;
       case 'tool_dispatched': {
         const id = fact.operationId;
+        if (requested.has(id)) {
+          expect(approved.has(id), 'approved_only', () => `${id} dispatched without an approval`);
+          expect(
+            canonicalJson(fact.call.input) === canonicalJson(requested.get(id)),
+            'approved_only',
+            () => `${id} dispatched with ${canonicalJson(fact.call.input)}, not the approved input`,
+          );
+        } else {
+          expect(fact.call.name !== 'transfer', 'approved_only', () => `${id} ran transfer without asking`);
+        }
         expect(!operations.has(id), 'at_most_once', () => `operation ${id} dispatched twice`);
         const input = fact.call.input as { key?: unknown } | null;
         const key =
@@ -118,6 +146,14 @@ export function checkInvariants(
       () => `the effect of ${entry.key} ran with no dispatch in the log`,
     );
     if (id === undefined) continue;
+    if (entry.tool === 'transfer') {
+      const input = requested.get(id) as { amount?: unknown } | undefined;
+      expect(
+        input !== undefined && approved.has(id) && input.amount === entry.amount,
+        'approved_only',
+        () => `the effect of ${entry.key} (amount ${String(entry.amount)}) was not approved with that input`,
+      );
+    }
     const recovery = snapshot.recoveries.get(operations.get(id)!.invocationId);
     expect(
       isClosed(id) || (recovery?.uncertainOperations.includes(id) ?? false),
@@ -150,7 +186,7 @@ export function checkInvariants(
       'never_forgotten',
       () => `${id} is ${listed ? '' : 'not '}listed uncertain`,
     );
-    if (phase === 'after_recovery' && operation.name === 'charge') {
+    if (phase === 'after_recovery' && (operation.name === 'charge' || operation.name === 'transfer')) {
       expect(
         isClosed(id),
         'never_forgotten',

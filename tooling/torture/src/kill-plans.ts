@@ -4,6 +4,13 @@ import type { StoreName } from './torture-store.js';
 
 const hooks: readonly HookName[] = ['batchStarted', 'beforeCommit', 'afterCommit'];
 const failpoints: readonly FailpointName[] = ['effect_start', 'effect_done', 'stream', 'cell', 'handoff'];
+/** Between a person's decision and T2 of the approved call. */
+const approvalPoints: readonly FailpointName[] = [
+  'approval_decided',
+  'approval_t1',
+  'approval_mid',
+  'approval_t2',
+];
 
 /**
  * Where the next child dies. One kill in twelve lands during the first open of a new
@@ -31,7 +38,8 @@ export function chooseKillPlan(random: Random, store: StoreName = 'sqlite'): Kil
     };
   }
   if (roll < 0.72) {
-    const name = random.pick(failpoints);
+    // One failpoint kill in four lands between an approval's decision and its T2.
+    const name = random.next() < 0.25 ? random.pick(approvalPoints) : random.pick(failpoints);
     // A handoff's count picks the hook of its sealing commit; cells and handoffs are rarer
     // than effects, so their counts stay low enough to be reached.
     const count =
@@ -41,7 +49,9 @@ export function chooseKillPlan(random: Random, store: StoreName = 'sqlite'): Kil
           ? random.int(1, 4)
           : name === 'handoff'
             ? random.int(1, 3)
-            : random.int(1, 2);
+            : name.startsWith('approval_')
+              ? 1
+              : random.int(1, 2);
     return { point: { kind: 'failpoint', name, count }, backstopMs: 900 };
   }
   return { point: { kind: 'time' }, backstopMs: random.int(5, 250) };

@@ -133,4 +133,88 @@ describe('the torture checks', () => {
       'sealed',
     ]);
   });
+
+  describe('approvals', () => {
+    const transferCall = (op: string, amount: number) => ({
+      id: op,
+      name: 'transfer',
+      input: { key: 'k1', amount },
+      origin: { kind: 'provider' as const, stepId: 'x' },
+    });
+    const requested = (op: string, amount: number): Fact => ({
+      kind: 'approval_requested',
+      operationId: op,
+      call: transferCall(op, amount),
+      inputDigest: digest,
+      reason: 'transfer',
+    });
+    const decided = (op: string, decision: 'approved' | 'denied'): Fact => ({
+      kind: 'approval_decided',
+      operationId: op,
+      decision,
+      inputDigest: digest,
+      by: 'torture',
+    });
+    const sent = (op: string, amount: number): Fact => ({
+      kind: 'tool_dispatched',
+      operationId: op,
+      call: transferCall(op, amount),
+    });
+    const parked: Fact = {
+      kind: 'invocation_ended',
+      outcome: { kind: 'approval_pending', operations: ['o1'] },
+    };
+    const moved = (amount: number) => ({
+      entries: [{ key: 'k1', tool: 'transfer', pid: 1, amount }],
+      torn: [],
+    });
+
+    it('an approved transfer with its input passes; a decision after the end breaks no seal', () => {
+      const facts = [
+        opened,
+        requested('o1', 5),
+        decided('o1', 'approved'),
+        sent('o1', 5),
+        settled('o1'),
+        ended,
+      ];
+      expect(checkInvariants(snapshot(facts), moved(5), 'after_kill').violations).toEqual([]);
+      const waiting = [opened, requested('o1', 5), parked, decided('o1', 'denied')];
+      expect(checkInvariants(snapshot(waiting), { entries: [], torn: [] }, 'after_kill').violations).toEqual(
+        [],
+      );
+    });
+
+    it('a denied or undecided call that ran, or another input than the approved one, breaks approved_only', () => {
+      const denied = [
+        opened,
+        requested('o1', 5),
+        decided('o1', 'denied'),
+        sent('o1', 5),
+        settled('o1'),
+        ended,
+      ];
+      expect(rules(checkInvariants(snapshot(denied), moved(5), 'after_kill'))).toEqual([
+        'approved_only',
+        'approved_only',
+      ]);
+      const undecided = [opened, requested('o1', 5), sent('o1', 5), settled('o1'), ended];
+      expect(rules(checkInvariants(snapshot(undecided), moved(5), 'after_kill'))).toEqual([
+        'approved_only',
+        'approved_only',
+      ]);
+      const altered = [
+        opened,
+        requested('o1', 5),
+        decided('o1', 'approved'),
+        sent('o1', 7),
+        settled('o1'),
+        ended,
+      ];
+      expect(rules(checkInvariants(snapshot(altered), moved(7), 'after_kill'))).toEqual([
+        'approved_only',
+        'approved_only',
+      ]);
+    });
+  });
 });

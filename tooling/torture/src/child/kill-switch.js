@@ -9,8 +9,12 @@ import { writeSync } from 'node:fs';
  * effect_start: T1 is durable, the effect has not happened. effect_done: the effect is
  * in the ledger, T2 not written. stream: a model observation arrived. cell: a tool call
  * from inside a Code mode cell. handoff: the n-th commit hook (n = 1..3) after the first
- * handoff commit was asked for — inside the commit that seals it.
- * @typedef {'effect_start' | 'effect_done' | 'stream' | 'cell' | 'handoff'} FailpointName
+ * handoff commit was asked for — inside the commit that seals it. Between a person's
+ * decision and T2 of the approved call: approval_decided (the decision is durable, the
+ * continuation not started), approval_t1 (T1 of the approved call is durable, no effect),
+ * approval_mid (the effect is in the ledger, the call has not returned), approval_t2
+ * (inside the next commit after the effect returned: usually its T2).
+ * @typedef {'effect_start' | 'effect_done' | 'stream' | 'cell' | 'handoff' | 'approval_decided' | 'approval_t1' | 'approval_mid' | 'approval_t2'} FailpointName
  */
 /**
  * Lease points, for hosts sharing one log: `takeover` dies inside a commit while one of
@@ -61,6 +65,8 @@ export class KillSwitch {
   /** Batches between `batchStarted` and `afterCommit`, and a pause waiting for none. */
   #committing = 0;
   #pausePending = false;
+  /** An approved effect returned: an `approval_t2` plan dies inside the next commit. */
+  #t2Pending = false;
 
   /** @param {KillPlan} plan */
   constructor(plan) {
@@ -112,6 +118,7 @@ export class KillSwitch {
         die('lease:sweep');
       return;
     }
+    if (this.#t2Pending && name === 'beforeCommit') die('failpoint:approval_t2');
     if (this.#handoffHooks > 0) {
       this.#handoffHooks -= 1;
       if (this.#handoffHooks === 0) die(`failpoint:handoff:${name}`);
@@ -129,6 +136,10 @@ export class KillSwitch {
       if (point.kind === 'failpoint' && point.name === 'handoff' && this.#handoffHooks === 0) {
         this.#handoffHooks = point.count;
       }
+      return;
+    }
+    if (name === 'approval_t2') {
+      if (this.#reached('failpoint', name)) this.#t2Pending = true;
       return;
     }
     if (point.kind === 'pause' && name === 'effect_done' && this.#reached('pause', name)) {

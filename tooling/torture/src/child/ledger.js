@@ -5,7 +5,7 @@ import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } f
 
 /**
  * One effect that happened.
- * @typedef {{ readonly key: string, readonly tool: string, readonly pid: number }} LedgerEntry
+ * @typedef {{ readonly key: string, readonly tool: string, readonly pid: number, readonly amount?: number | null }} LedgerEntry
  */
 
 /**

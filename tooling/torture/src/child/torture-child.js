@@ -14,7 +14,7 @@ import { KillSwitch } from './kill-switch.js';
 import { forwardPort } from './port-forward.js';
 import { Random } from './random.js';
 import { tortureCatalog } from './torture-tools.js';
-import { TURN_KINDS, turnReplies } from './torture-turns.js';
+import { continuationReplies, TURN_KINDS, turnReplies } from './torture-turns.js';
 
 /**
  * What the driver sends on stdin, as one JSON line.
@@ -198,6 +198,12 @@ async function sessionLoop(session, provider) {
     configuration: { cwd: '/torture', toolMode },
   });
   await resumeHandoff(session.id, provider, base);
+  try {
+    await settleParked(session.id, provider, base);
+  } catch (error) {
+    report(`parked run of ${session.id}`, error);
+    return;
+  }
   for (let turn = 0; !stopping; turn += 1) {
     const kind = random.pick(TURN_KINDS);
     const name = `${config.generation}-${session.id}-${turn}`;
@@ -221,6 +227,7 @@ async function sessionLoop(session, provider) {
       says(invocation.invocationId);
       if (kind === 'handoff') await handoff(input, base);
       else await engine.run(input, { observer });
+      if (kind === 'approval') await settleParked(session.id, provider, base);
     } catch (error) {
       report(`turn ${name} (${kind})`, error);
       // The script may now be ahead of the runs: a fresh provider keeps turns aligned.
@@ -268,6 +275,42 @@ async function runSuccessor(paused, pause, base) {
     },
     { observer },
   );
+}
+
+/**
+ * Decides every call a parked run of the session waits on — a person here: an amount
+ * past a million is the model trying another input, always denied; the rest approved
+ * seven times in ten — then continues the run, until nothing is parked. Runs after a
+ * kill too: a decision already recorded is kept, a call already carried out is skipped.
+ * @param {string} sessionId
+ * @param {import('@factum/model/testing').ScriptedProvider} provider
+ * @param {(invocation: import('@factum/agent-facts').Invocation, toolMode: import('@factum/agent-facts').ToolMode) => Omit<import('@factum/engine').RunInput, 'work'>} base
+ */
+async function settleParked(sessionId, provider, base) {
+  for (let round = 0; !stopping; round += 1) {
+    const parked = await engine.parkedRun(sessionId);
+    if (parked === undefined) return;
+    for (const operation of parked.operations) {
+      if (operation.decision !== undefined) continue;
+      const amount = /** @type {{ amount?: number }} */ (operation.input).amount ?? 0;
+      const approve = amount <= 1_000_000 && random.next() < 0.7;
+      await engine.decide(operation.operationId, {
+        decision: approve ? 'approve' : 'deny',
+        by: 'torture',
+        ...(approve ? {} : { note: `denied by generation ${config.generation}` }),
+      });
+    }
+    kill.failpoint('approval_decided');
+    const key = String(/** @type {{ key?: unknown }} */ (parked.operations[0]?.input)?.key ?? 'k');
+    provider.script(...continuationReplies(random, key.slice(0, key.lastIndexOf('.'))));
+    const name = `${parked.invocation.invocationId}-c${config.generation}-${round}`;
+    const invocation = { sessionId, turnId: `t${name}`, runId: `r${name}`, invocationId: name };
+    says(name);
+    await engine.run(
+      { ...base(invocation, 'direct'), work: { kind: 'continuation', source: parked.source, tools } },
+      { observer },
+    );
+  }
 }
 
 /**

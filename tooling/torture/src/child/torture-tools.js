@@ -1,12 +1,14 @@
 // The tools of a torture run. `charge` and `note` have an effect in the world (a ledger
 // line, fsynced before they return); `charge` is reconciled by looking the effect up in
 // the ledger, `note` never retries and stays uncertain. `probe` has no effect: it marks
-// a moment inside a Code mode cell where the child may die.
+// a moment inside a Code mode cell where the child may die. `transfer` needs a person's
+// approval for every call; its ledger line carries the amount, so the checks can tell
+// that only the approved input ran.
 import { RecoveryPolicy, ToolCatalog, ToolHandler } from '@factum/tools';
 import { appendLedger, readLedger } from './ledger.js';
 
 /** The tools whose effects the ledger counts. */
-export const LEDGERED_TOOLS = ['charge', 'note'];
+export const LEDGERED_TOOLS = ['charge', 'note', 'transfer'];
 
 const keyed = {
   type: 'object',
@@ -22,6 +24,20 @@ const keyed = {
  */
 export function tortureCatalog(options) {
   const failpoint = options.failpoint ?? (() => {});
+  /** @type {import('@factum/agent-facts').ToolExecutor} */
+  const transfer = {
+    names: () => ['transfer'],
+    async invoke(name, input) {
+      const { key, amount } = /** @type {{ key: string, amount?: number }} */ (input);
+      // T1 of an approved call is durable; the effect has not happened.
+      failpoint('approval_t1');
+      appendLedger(options.ledger, { key, tool: name, pid: process.pid, amount: amount ?? null });
+      // Mid-effect: the effect is in the world, the call has not returned, T2 not written.
+      failpoint('approval_mid');
+      failpoint('approval_t2');
+      return { key, applied: true };
+    },
+  };
   /** @type {import('@factum/agent-facts').ToolExecutor} */
   const effect = {
     names: () => LEDGERED_TOOLS,
@@ -62,6 +78,14 @@ export function tortureCatalog(options) {
       handler: ToolHandler.immediate(effect),
       nesting: 'nestable',
       semantics: 'exclusive',
+    },
+    {
+      definition: { name: 'transfer', description: 'moves an amount once per key', inputSchema: keyed },
+      handler: ToolHandler.immediate(transfer),
+      nesting: 'nestable',
+      semantics: 'exclusive',
+      recovery: reconcile,
+      approval: 'always',
     },
     {
       definition: { name: 'probe', description: 'does nothing', inputSchema: { type: 'object' } },

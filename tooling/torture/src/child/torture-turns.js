@@ -2,10 +2,10 @@
 // carries a key unique in the log, which is how the ledger names the operation.
 
 /** @typedef {import('@factum/model/testing').ScriptedReply} ScriptedReply */
-/** @typedef {'direct' | 'stream' | 'code' | 'handoff' | 'invalid'} TurnKind */
+/** @typedef {'direct' | 'stream' | 'code' | 'handoff' | 'invalid' | 'approval'} TurnKind */
 
 /** @type {readonly TurnKind[]} */
-export const TURN_KINDS = ['direct', 'direct', 'stream', 'code', 'code', 'handoff', 'invalid'];
+export const TURN_KINDS = ['direct', 'direct', 'stream', 'code', 'code', 'handoff', 'invalid', 'approval'];
 
 /**
  * @param {import('./random.js').Random} random
@@ -24,6 +24,24 @@ function finalText(random) {
 function pieces(random, text) {
   const cut = random.int(1, Math.max(1, text.length - 1));
   return [text.slice(0, cut), text.slice(cut)];
+}
+
+/**
+ * What the model answers after a parked run was continued: usually a final text, at times
+ * the same transfer again with another amount (it needs its own approval).
+ * @param {import('./random.js').Random} random
+ * @param {string} keyBase the parked turn's
+ * @returns {ScriptedReply[]}
+ */
+export function continuationReplies(random, keyBase) {
+  if (random.next() < 0.8) return [finalText(random)];
+  const again = { key: `${keyBase}.1`, amount: 1_000_002 };
+  return [
+    {
+      toolCalls: [{ id: 'call-1', name: 'transfer', arguments: JSON.stringify(again) }],
+      finishReason: 'tool_calls',
+    },
+  ];
 }
 
 /**
@@ -48,6 +66,19 @@ export function turnReplies(random, kind, keyBase) {
         { toolCalls: calls, finishReason: 'tool_calls', chunkDelayMs: random.int(0, 1) },
         finalText(random),
       ];
+    }
+    case 'approval': {
+      // A call needing none, a transfer that parks the run, and a second call with the
+      // transfer's call id and another amount (rejected as a repeat, never run). The
+      // continuation's model tries the same transfer with another amount: that call
+      // needs its own approval, and parks the continuation in turn.
+      const transfer = { key: `${keyBase}.1`, amount: random.int(1, 1000) };
+      const calls = [
+        { id: 'call-0', name: 'charge', arguments: JSON.stringify({ key: `${keyBase}.0`, amount: 0 }) },
+        { id: 'call-1', name: 'transfer', arguments: pieces(random, JSON.stringify(transfer)) },
+        { id: 'call-1', name: 'transfer', arguments: JSON.stringify({ ...transfer, amount: 1_000_001 }) },
+      ];
+      return [{ toolCalls: calls, finishReason: 'tool_calls', chunkDelayMs: random.int(0, 1) }];
     }
     case 'invalid': {
       // Inputs the schema refuses, arguments that are not JSON, a tool that does not exist.

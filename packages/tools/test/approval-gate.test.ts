@@ -1,0 +1,124 @@
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog } from '@factum/event-log';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ApprovalRequested,
+  approvalInputDigest,
+  approvalReason,
+  RunTools,
+  type ToolApproval,
+  ToolCatalog,
+  ToolHandler,
+} from '../src/index.ts';
+import { invocation, seed, temporaryDirectory, wide } from './support/fixtures.ts';
+import { RecordingTool } from './support/recording-tool.ts';
+
+let dir: ReturnType<typeof temporaryDirectory>;
+let log: EventLog;
+
+beforeEach(async () => {
+  dir = temporaryDirectory();
+  log = await EventLog.open(dir.file);
+});
+afterEach(async () => {
+  await log.close();
+  dir[Symbol.dispose]();
+});
+
+function catalogOf(tool: RecordingTool, approval?: ToolApproval, approvalTtlMs?: number) {
+  return new ToolCatalog([
+    {
+      definition: { name: 'send', description: 'send', inputSchema: { type: 'object' } },
+      handler: ToolHandler.immediate(tool),
+      nesting: 'nestable',
+      semantics: 'parallel',
+      ...(approval === undefined ? {} : { approval }),
+      ...(approvalTtlMs === undefined ? {} : { approvalTtlMs }),
+    },
+  ]);
+}
+
+describe('approval rules', () => {
+  it('always, a function of the input, a reason, a run-level demand; a throwing rule fails closed', () => {
+    const tool = new RecordingTool(log, 'send');
+    const entry = (approval?: ToolApproval) => catalogOf(tool, approval).get('send')!;
+    expect(approvalReason(entry(), {}, {})).toBeUndefined();
+    expect(approvalReason(entry('always'), {}, {})).toContain('always');
+    const big = (input: unknown) => ((input as { n: number }).n > 10 ? 'more than ten' : false);
+    expect(approvalReason(entry(big), { n: 3 }, {})).toBeUndefined();
+    expect(approvalReason(entry(big), { n: 30 }, {})).toBe('more than ten');
+    expect(
+      approvalReason(
+        entry(() => true),
+        {},
+        {},
+      ),
+    ).toContain('send');
+    expect(approvalReason(entry(), {}, { requireApproval: ['send'] })).toContain('every call of send');
+    const broken = () => {
+      throw new Error('boom');
+    };
+    expect(approvalReason(entry(broken), {}, {})).toContain('failed');
+    expect(
+      approvalReason(
+        entry(() => 'x'.repeat(5000)),
+        {},
+        {},
+      ),
+    ).toHaveLength(1024);
+  });
+});
+
+describe('a call that needs approval', () => {
+  it('records approval_requested with the exact input and digest, and never runs', async () => {
+    const tool = new RecordingTool(log, 'send');
+    const call = { id: 'call-1', name: 'send', input: { to: 'all' } };
+    await seed(log, invocation, [call]);
+    const run = new RunTools({
+      sink: log,
+      invocation,
+      catalog: catalogOf(tool, 'always', 60_000),
+      mode: 'direct',
+      code: new CodeExecutor(),
+    });
+    const step = (await run.capture('.')).intoStep('step');
+    const error = await step.invoke(call).catch((caught: unknown) => caught);
+    expect(ApprovalRequested.isInstance(error)).toBe(true);
+    expect(step.awaitingApproval).toEqual(['step:call-1']);
+    await run.shutdown();
+    expect(tool.calls).toEqual([]);
+    const facts = (await log.prefix(wide)).events.map(({ event }) => event.fact);
+    const requested = facts.find((fact) => fact.kind === 'approval_requested');
+    expect(requested).toMatchObject({
+      operationId: 'step:call-1',
+      call: {
+        id: 'call-1',
+        name: 'send',
+        input: { to: 'all' },
+        origin: { kind: 'provider', stepId: 'step' },
+      },
+      inputDigest: approvalInputDigest({ to: 'all' }),
+    });
+    expect(requested?.kind === 'approval_requested' && Date.parse(requested.expiresAt!)).toBeGreaterThan(
+      Date.now(),
+    );
+    expect(facts.some((fact) => fact.kind === 'tool_dispatched')).toBe(false);
+  });
+
+  it('an invalid input is rejected as such before any approval is asked for', async () => {
+    const tool = new RecordingTool(log, 'send');
+    const call = { id: 'call-1', name: 'send', input: 'not an object' };
+    await seed(log, invocation, [call]);
+    const run = new RunTools({
+      sink: log,
+      invocation,
+      catalog: catalogOf(tool, 'always'),
+      mode: 'direct',
+      code: new CodeExecutor(),
+    });
+    const step = (await run.capture('.')).intoStep('step');
+    await expect(step.invoke(call)).rejects.toMatchObject({ code: 'invalid_input' });
+    expect(step.awaitingApproval).toEqual([]);
+    await run.shutdown();
+  });
+});
