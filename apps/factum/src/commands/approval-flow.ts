@@ -82,7 +82,12 @@ async function decideOnce(
   by: string,
 ): Promise<string> {
   try {
-    await runtime.engine.decide(approval.operationId, { decision, by, inputDigest: approval.inputDigest });
+    await runtime.engine.decide(approval.operationId, {
+      decision,
+      by,
+      inputDigest: approval.inputDigest,
+      sessionId: approval.invocation.sessionId,
+    });
     return 'recorded';
   } catch (error) {
     if (error instanceof Error && 'code' in error && error.code === 'approval_decided_twice')
@@ -100,7 +105,10 @@ export async function continueParked(parked: Invocation, setup: ContinuationSetu
   const { runtime } = setup;
   const view = await runtime.engine.parkedRun(parked.sessionId);
   if (view?.invocation.invocationId !== parked.invocationId)
-    throw new CliError('not_found', `run ${parked.runId} has no calls left waiting: it was continued already`);
+    throw new CliError(
+      'not_found',
+      `run ${parked.runId} has no calls left waiting: it was continued already`,
+    );
   const invocation: Invocation = { ...parked, invocationId: `invocation-${randomUUID().slice(0, 8)}` };
   setup.context.terminal.line(
     setup.context.terminal.colors.dim(`continuing run ${shownText(parked.runId)}…`),

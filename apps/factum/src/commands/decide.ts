@@ -101,7 +101,9 @@ async function decide(
     decision,
     by,
     ...(note === undefined ? {} : { note }),
-    ...(approval === undefined ? {} : { inputDigest: approval.inputDigest }),
+    ...(approval === undefined
+      ? {}
+      : { inputDigest: approval.inputDigest, sessionId: approval.invocation.sessionId }),
   });
   if (approval === undefined) {
     terminal.line(

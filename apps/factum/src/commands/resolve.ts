@@ -65,6 +65,7 @@ export function registerResolve(cli: CAC, context: CliContext): void {
         by,
         note,
         ...(result === undefined ? {} : { result }),
+        ...(owner === undefined ? {} : { sessionId: owner.invocation.sessionId }),
       });
       const call = owner?.open.get(operationId);
       const what = call === undefined ? shownText(operationId) : describeCall(call.name, call.input);

@@ -42,6 +42,7 @@ export function approvalRoutes(context: RouteContext): Hono {
       by: context.operator,
       ...(body.note === undefined ? {} : { note: body.note }),
       ...(inputDigest === undefined ? {} : { inputDigest }),
+      ...(listed === undefined ? {} : { sessionId: listed.invocation.sessionId }),
     });
     const continuation = await continueIfDecided(context, decision.invocation);
     return c.json({ operationId, decision, continuation });
