@@ -131,7 +131,7 @@ async function decide(
     for (const other of others) terminal.line(`  factum approve|deny ${shownText(other.operationId)}`);
     return 0;
   }
-  return continueAfter(approval, provider, options, context, runtime, requireApproval);
+  return await continueAfter(approval, provider, options, context, runtime, requireApproval);
 }
 
 /** Continues the decided call's run here, if nothing else of it waits and no one continued it. */
