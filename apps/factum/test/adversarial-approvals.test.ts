@@ -44,7 +44,7 @@ describe('a model cannot approve its own calls', () => {
     );
     expect(run.code, run.stderr).toBe(4);
     expect(run.stdout, 'the input is printed as text, its escapes neutralised').not.toContain('\u001b]52');
-    expect(run.stdout).toContain('\\x1b]52');
+    expect(run.stdout, 'shown as JSON text').toContain('\\u001b]52');
 
     const facts = (await factsIn(dataDir)).map(({ fact }) => fact);
     const requested = facts.flatMap((fact) => (fact.kind === 'approval_requested' ? [fact.call.name] : []));
@@ -61,7 +61,7 @@ describe('a model cannot approve its own calls', () => {
     expect(dispatched, 'only the read ran, and it was refused').toEqual(['read_file']);
     expect(
       facts.find((fact) => fact.kind === 'tool_settled' && fact.outcome.kind === 'failed'),
-    ).toMatchObject({ outcome: { error: { code: 'protected_path' } } });
+    ).toMatchObject({ outcome: { error: { message: expect.stringContaining("Factum's own state") } } });
     expect(existsSync(join(ws, 'payload.sh'))).toBe(false);
 
     // Denying the forgery and the shell, approving nothing: the log still holds no effect of theirs.
