@@ -59,7 +59,9 @@ export async function decideApproval(
   context: { readonly bounds: ContextBounds; readonly origin?: EventOrigin },
 ): Promise<ApprovalDecision> {
   checkOptions(options);
-  const found = await findOperation(log, operationId, context.bounds, options.sessionId);
+  // A waiting call is in the log's list of pending approvals: no need to page the log.
+  const listed = options.sessionId ?? (await pendingSession(log, operationId));
+  const found = await findOperation(log, operationId, context.bounds, listed);
   if (found === undefined) {
     throw new RunError('approval_unknown', `no operation ${operationId} is in the log`);
   }
@@ -110,6 +112,15 @@ export async function decideApproval(
     toolName: request.call.name,
     input: request.call.input,
   };
+}
+
+async function pendingSession(log: EventLog, operationId: string): Promise<string | undefined> {
+  const sessions = new Set(
+    (await log.pendingApprovals())
+      .filter((pending) => pending.operationId === operationId)
+      .map((pending) => pending.sessionId),
+  );
+  return sessions.size === 1 ? [...sessions][0] : undefined;
 }
 
 function checkOptions(options: DecideOptions): void {

@@ -211,35 +211,49 @@ describe.each(testStores())('approvals on $name', (stores) => {
     );
   }, 60_000);
 
-  it('a resolution unblocks a session a SIGKILLed process left uncertain; the model reads it', async () => {
-    await using s = await setup('child-crash');
-    s.provider.script(calls(['echo', { value: 7 }]));
-    const crashed = await runChild(s.store.target, ['crash', s.provider.baseUrl, s.ledger]);
-    expect(crashed.signal).toBe('SIGKILL');
-    expect(effects(s.ledger)).toHaveLength(1);
-    const operation = 'invocation-crash/1:call-1';
-    // The restarted host (same id, new epoch) ends the dead epoch's run; the session stays blocked.
-    await s.engine.sweep();
-    expect(await refusedCode(s.engine.run(approvalInput(s.config, 'next', s.tools)))).toBe(
-      'uncertain_operations',
-    );
-    expect(
-      await refusedCode(s.engine.resolve(operation, { outcome: 'succeeded', by: 'ana', note: '' })),
-      'a resolution says why',
-    ).toBe('invalid_input');
-    await s.engine.resolve(operation, {
-      outcome: 'succeeded',
-      result: 'checked by hand: value 7 was written',
-      by: 'ana',
-      note: 'I looked at the target',
-    });
-    expect(
-      await refusedCode(s.engine.resolve(operation, { outcome: 'not_run', by: 'ana', note: 'again' })),
-    ).toBe('not_uncertain');
-    s.provider.script(done);
-    const next = await s.engine.run(approvalInput(s.config, 'next', s.tools));
-    expect(next.outcome).toEqual({ kind: 'completed' });
-    expect(JSON.stringify(s.provider.requests.at(-1))).toContain('checked by hand: value 7 was written');
-    expect(effects(s.ledger), 'nothing ran again').toHaveLength(1);
-  }, 60_000);
+  it.each([
+    ['succeeded', 'checked by hand: value 7 was written'],
+    ['not_run', 'did not run: a person recorded that this call never took effect: the target has no 7'],
+  ] as const)(
+    'a %s resolution unblocks a session a SIGKILLed process left uncertain; the model reads it',
+    async (outcome, said) => {
+      await using s = await setup('child-crash');
+      s.provider.script(calls(['echo', { value: 7 }]));
+      const crashed = await runChild(s.store.target, ['crash', s.provider.baseUrl, s.ledger]);
+      expect(crashed.signal).toBe('SIGKILL');
+      expect(effects(s.ledger)).toHaveLength(1);
+      const operation = 'invocation-crash/1:call-1';
+      // The restarted host (same id, new epoch) ends the dead epoch's run; the session stays blocked.
+      await s.engine.sweep();
+      expect(await refusedCode(s.engine.run(approvalInput(s.config, 'next', s.tools)))).toBe(
+        'uncertain_operations',
+      );
+      expect(
+        await refusedCode(s.engine.resolve(operation, { outcome, by: 'ana', note: '' })),
+        'a resolution says why',
+      ).toBe('invalid_input');
+      const before = await s.count();
+      await s.engine.resolve(
+        operation,
+        outcome === 'succeeded'
+          ? {
+              outcome,
+              result: 'checked by hand: value 7 was written',
+              by: 'ana',
+              note: 'I looked at the target',
+            }
+          : { outcome, by: 'ana', note: 'the target has no 7' },
+      );
+      expect(await s.count()).toBe(before + 1);
+      expect(
+        await refusedCode(s.engine.resolve(operation, { outcome: 'not_run', by: 'ana', note: 'again' })),
+      ).toBe('not_uncertain');
+      s.provider.script(done);
+      const next = await s.engine.run(approvalInput(s.config, 'next', s.tools));
+      expect(next.outcome).toEqual({ kind: 'completed' });
+      expect(JSON.stringify(s.provider.requests.at(-1))).toContain(said);
+      expect(effects(s.ledger), 'nothing ran again').toHaveLength(1);
+    },
+    60_000,
+  );
 });

@@ -1,4 +1,12 @@
-import { type Fact, type Invocation, terminalStatusOf } from '@factum/agent-facts';
+import type { Fact, Invocation, InvocationOutcome } from '@factum/agent-facts';
+import {
+  type ApprovalState,
+  checkApprovedDispatch,
+  checkDecision,
+  checkPendingEnd,
+  checkRequest,
+  decidingParked,
+} from './approval-rules.js';
 import { checkOwner, type FencedWrite } from './fencing-rule.js';
 import type { InvocationOwner, LeaseView } from './invocation-owner.js';
 import { RuleRefusal } from './rule-refusal.js';
@@ -17,7 +25,10 @@ export type InvocationState = {
 export type OperationState = {
   readonly invocationId: string;
   readonly parentOperationId: string | null;
-  state: 'dispatched' | 'closed' | 'rejected';
+  /** `requested`: it asked for a person's approval and was neither dispatched nor rejected since. */
+  state: 'requested' | 'dispatched' | 'closed' | 'rejected';
+  /** Present when the operation asked for approval (even once dispatched or rejected). */
+  approval?: ApprovalState;
   /**
    * The last recorded attempt (1: the dispatch; n: the last `tool_redispatched`).
    * Loaded only for batches that need it; `undefined` means not loaded.
@@ -49,6 +60,15 @@ export type RuleEffects = {
   readonly reject?: { readonly operationId: string };
   readonly close?: { readonly operationId: string };
   readonly redispatch?: { readonly operationId: string; readonly attempt: number };
+  /** An operation asks for approval: its row is made in state `requested`. */
+  readonly request?: { readonly operationId: string; readonly approval: ApprovalState };
+  readonly decide?: { readonly operationId: string; readonly decision: 'approved' | 'denied' | 'expired' };
+  /** A requested operation is dispatched (approved) or rejected: its row moves on. */
+  readonly resume?: {
+    readonly operationId: string;
+    readonly state: 'dispatched' | 'rejected';
+    readonly parentOperationId: string | null;
+  };
 };
 
 /**
@@ -56,7 +76,12 @@ export type RuleEffects = {
  * writes before it in the same batch), and says what it changes. Throws
  * `RuleRefusal`; never half-applies: the caller mutates state only on success.
  */
-export function checkWrite(write: FencedWrite, state: RuleState, leases?: LeaseView): RuleEffects {
+export function checkWrite(
+  write: FencedWrite,
+  state: RuleState,
+  leases?: LeaseView,
+  now: number | undefined = leases?.now,
+): RuleEffects {
   const { invocation, fact } = write.event;
   const { sessionId, invocationId } = invocation;
   const known = state.invocation(sessionId, invocationId);
@@ -80,13 +105,14 @@ export function checkWrite(write: FencedWrite, state: RuleState, leases?: LeaseV
   const moved = checkOwner(write, known.owner, leases);
   // Reconciliation is evidence about the past, recorded after the invocation ended: its
   // decision, a recorded re-run of an uncertain effect, and that re-run's progress.
-  if (known.ended && !reconciling(fact, invocation, state)) {
+  // So is a person's decision on an approval the invocation parked for.
+  if (known.ended && !reconciling(fact, invocation, state) && !decidingParked(fact, known.terminal)) {
     throw new RuleRefusal(
       'sealed_invocation',
       `invocation ${invocationId} has ended (${known.terminal}); nothing more is appended to it`,
     );
   }
-  const effects = checkFact(fact, invocation, state);
+  const effects = checkFact(fact, invocation, state, now);
   return moved === undefined ? effects : { ...effects, owner: moved.newOwner, takeOver: true };
 }
 
@@ -116,7 +142,12 @@ function checkOpen(
   return { openInvocation: invocation };
 }
 
-function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEffects {
+function checkFact(
+  fact: Fact,
+  invocation: Invocation,
+  state: RuleState,
+  now: number | undefined,
+): RuleEffects {
   const { sessionId, invocationId } = invocation;
   switch (fact.kind) {
     case 'invocation_opened':
@@ -126,7 +157,12 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
     case 'model_completed':
       return {};
     case 'tool_dispatched': {
-      if (state.operation(sessionId, fact.operationId) !== undefined) {
+      const known = state.operation(sessionId, fact.operationId);
+      const approved =
+        known?.approval !== undefined && known.state === 'requested'
+          ? checkApprovedDispatch(fact, { ...known, approval: known.approval })
+          : undefined;
+      if (known !== undefined && approved === undefined) {
         throw new RuleRefusal(
           'duplicate_dispatch',
           `operation ${fact.operationId} was already dispatched or rejected in session ${sessionId}; an accepted call never runs twice`,
@@ -140,16 +176,23 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
           `operation ${fact.operationId} names parent ${parent}, which is not a dispatched, unsettled operation`,
         );
       }
+      if (approved !== undefined) return { resume: { ...approved, parentOperationId: parent } };
       return { dispatch: { operationId: fact.operationId, parentOperationId: parent } };
     }
-    case 'tool_rejected':
-      if (state.operation(sessionId, fact.operationId) !== undefined) {
+    case 'tool_rejected': {
+      // A call that waited for approval is rejected once denied, expired or cancelled.
+      const known = state.operation(sessionId, fact.operationId);
+      if (known?.state === 'requested') {
+        return { resume: { operationId: fact.operationId, state: 'rejected', parentOperationId: null } };
+      }
+      if (known !== undefined) {
         throw new RuleRefusal(
           'duplicate_dispatch',
           `operation ${fact.operationId} was already dispatched or rejected in session ${sessionId}`,
         );
       }
       return { reject: { operationId: fact.operationId } };
+    }
     case 'tool_notified':
       openOperation(state, invocation, fact.operationId, fact.kind);
       return {};
@@ -168,15 +211,17 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
       return { redispatch: { operationId: fact.operationId, attempt: fact.attempt } };
     }
     case 'tool_reconciled':
+      if (fact.policy === 'operator') checkOperator(fact);
       openOperation(state, invocation, fact.operationId, fact.kind);
       return fact.decision.kind === 'unknown' ? {} : { close: { operationId: fact.operationId } };
     case 'approval_requested':
+      return checkRequest(fact, invocation, state);
     case 'approval_decided':
-      // The approval rules follow in the next commit.
-      return {};
+      return checkDecision(fact, invocation, state, now);
     case 'invocation_ended': {
       const outcome = fact.outcome;
-      const terminal = terminalStatusOf(outcome);
+      if (outcome.kind === 'approval_pending') checkPendingEnd(outcome.operations, invocation, state);
+      const terminal = terminalOf(outcome);
       const heldFor = outcome.kind === 'handoff_paused' ? outcome.pause.intent.successorInvocationId : null;
       if (heldFor !== null && heldFor === invocationId) {
         throw new RuleRefusal(
@@ -188,6 +233,32 @@ function checkFact(fact: Fact, invocation: Invocation, state: RuleState): RuleEf
     }
     default:
       return fact satisfies never;
+  }
+}
+
+/** The terminal status stored for an outcome (as `terminalStatusOf` says, without loading a schema). */
+function terminalOf(outcome: InvocationOutcome): string {
+  if (outcome.kind === 'handoff_paused') return 'paused';
+  return outcome.kind === 'approval_pending' ? 'awaiting_approval' : outcome.kind;
+}
+
+/**
+ * An operator's resolution says who and why, and what happened: succeeded, failed, or
+ * not run. `unknown` is what a reconciler says when it cannot tell; a person resolving
+ * an operation by hand settles it.
+ */
+function checkOperator(fact: Extract<Fact, { kind: 'tool_reconciled' }>): void {
+  if (fact.by === undefined || fact.note === undefined || fact.note.trim() === '') {
+    throw new RuleRefusal(
+      'invalid_write',
+      `an operator's resolution of operation ${fact.operationId} names who resolved it (by) and why (note)`,
+    );
+  }
+  if (fact.decision.kind === 'unknown' || fact.attempt !== undefined) {
+    throw new RuleRefusal(
+      'invalid_write',
+      `an operator resolves operation ${fact.operationId} as succeeded, failed or not_run, with no attempt`,
+    );
   }
 }
 
@@ -209,7 +280,7 @@ function openOperation(
   kind: string,
 ): OperationState {
   const operation = state.operation(invocation.sessionId, operationId);
-  if (operation === undefined || operation.state === 'rejected') {
+  if (operation === undefined || operation.state === 'rejected' || operation.state === 'requested') {
     throw new RuleRefusal(
       'unknown_operation',
       `${kind} for operation ${operationId}, which was never dispatched: a settlement needs its dispatch`,

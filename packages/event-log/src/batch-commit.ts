@@ -2,6 +2,7 @@ import { isMainThread } from 'node:worker_threads';
 import { chainLink, contentDigest } from '@factum/agent-facts/digest';
 import type { Kysely } from 'kysely';
 import { checkWrite, type RuleEffects } from './append-rules.js';
+import { applyApprovalEffects } from './approval-effects.js';
 import { type AcceptedWrite, insertEvents } from './insert-events.js';
 import type { LeaseView } from './invocation-owner.js';
 import { loadRuleState } from './load-rule-state.js';
@@ -200,4 +201,5 @@ function applyEffects(cache: RuleCache, staged: StagedWrite, effects: RuleEffect
     const known = cache.operation(invocation.sessionId, effects.redispatch.operationId);
     if (known) known.attempt = effects.redispatch.attempt;
   }
+  applyApprovalEffects(cache, invocation, effects);
 }

@@ -10,6 +10,12 @@ import {
 } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
 import { AppendRefusedError } from './append-refused-error.js';
+import {
+  type InvocationApproval,
+  invocationApprovals,
+  type PendingApproval,
+  pendingApprovals,
+} from './approval-queries.js';
 import { EventLogError } from './event-log-error.js';
 import { GroupCommit } from './group-commit.js';
 import { HostLease, type LeaseOptions } from './host-lease.js';
@@ -272,6 +278,33 @@ export class EventLog implements EventSink, AsyncDisposable {
   /** Invocations with no `invocation_ended`, oldest first. */
   unfinishedInvocations(limit = 1000): Promise<Invocation[]> {
     return unfinished(this.#db, limit);
+  }
+
+  /**
+   * Approvals waiting for a person or for a continuation, across sessions (or in one),
+   * oldest first: requested by an invocation that parked for them and neither dispatched
+   * nor rejected since. A decided one carries its `decision` until it is continued.
+   */
+  pendingApprovals(
+    options: { readonly sessionId?: string; readonly limit?: number } = {},
+  ): Promise<PendingApproval[]> {
+    return pendingApprovals(this.#db, { sessionId: options.sessionId, limit: options.limit ?? 1000 });
+  }
+
+  /** Parked approvals still undecided past their deadline by the database's clock. */
+  expiredApprovals(limit = 1000): Promise<PendingApproval[]> {
+    return pendingApprovals(this.#db, { limit, expiredBy: this.#dialect });
+  }
+
+  /**
+   * Every approval one invocation requested, in request order, with where its operation
+   * stands: what a continuation of a parked run dispatches, rejects, or skips.
+   */
+  invocationApprovals(invocation: {
+    readonly sessionId: string;
+    readonly invocationId: string;
+  }): Promise<InvocationApproval[]> {
+    return invocationApprovals(this.#db, invocation);
   }
 
   /** The stored result a `tool_settled` (or `tool_reconciled`) event points at. */

@@ -26,7 +26,8 @@ export type FencedWrite = {
  *   trusted; nothing is ended on its account.
  * Invocations opened without a lease have no owner, and accept any writer. A
  * `tool_reconciled` (and the `tool_redispatched` of a recorded re-run) is evidence about
- * the past that any host may record. A re-run's progress notes are not exempt: a stale
+ * the past that any host may record, and an `approval_decided` is a person's decision,
+ * recorded from wherever they decided. A re-run's progress notes are not exempt: a stale
  * owner's notes must be fenced, so only the invocation's owner records them.
  */
 export function checkOwner(
@@ -36,7 +37,14 @@ export function checkOwner(
 ): { readonly newOwner: InvocationOwner } | undefined {
   const { event, writer } = write;
   const kind = event.fact.kind;
-  if (kind === 'tool_reconciled' || kind === 'tool_redispatched' || owner === null) return undefined;
+  if (
+    kind === 'tool_reconciled' ||
+    kind === 'tool_redispatched' ||
+    kind === 'approval_decided' ||
+    owner === null
+  ) {
+    return undefined;
+  }
   if (sameOwner(owner, writer)) return undefined;
   const { invocationId, sessionId } = event.invocation;
   if (!write.takeover) {

@@ -1,8 +1,10 @@
 export type { AppendRefusal } from './append-refused-error.js';
 export { AppendRefusedError } from './append-refused-error.js';
+export type { InvocationApproval, PendingApproval, RecordedDecision } from './approval-queries.js';
 export type { EventLogOptions, LogTarget, RunSource } from './event-log.js';
 export { EventLog } from './event-log.js';
 export { EventLogError } from './event-log-error.js';
+export { EXPIRY_DECIDER, expireApprovals } from './expire-approvals.js';
 export type { LeaseClock, LeaseOptions, LeaseStatus } from './host-lease.js';
 export { HostLease } from './host-lease.js';
 export type { InvocationOwner, WriterStamp } from './invocation-owner.js';

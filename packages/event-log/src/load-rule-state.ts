@@ -1,4 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
+import type { OperationState } from './append-rules.js';
+import { needsClock } from './approval-rules.js';
 import { type HostLeaseState, type LeaseView, leaseOf } from './invocation-owner.js';
 import { run, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
@@ -48,7 +50,8 @@ export function* loadRuleState(
   yield* loadInvocations(builder, cache, [...invocations.values()]);
   yield* loadOperations(builder, cache, [...operations.values()]);
   yield* loadAttempts(builder, cache, batch);
-  if (!batch.some((staged) => staged.takeover)) return undefined;
+  // An expiry is checked against the same clock, read in the same transaction.
+  if (!batch.some((staged) => staged.takeover || needsClock(staged.event.fact))) return undefined;
   return yield* loadLeases(builder, context, batch);
 }
 
@@ -118,6 +121,9 @@ function* loadAttempts(
 }
 
 function operationIdsOf(fact: StagedWrite['event']['fact']): string[] {
+  if (fact.kind === 'invocation_ended' && fact.outcome.kind === 'approval_pending') {
+    return fact.outcome.operations;
+  }
   if (!('operationId' in fact)) return [];
   if (fact.kind === 'tool_dispatched' && fact.call.origin.kind !== 'provider') {
     return [fact.operationId, fact.call.origin.parentOperationId];
@@ -199,17 +205,38 @@ function* loadOperations(
   const rows = yield* run(
     builder
       .selectFrom('operations')
-      .select(['session_id', 'operation_id', 'invocation_id', 'parent_operation_id', 'state'])
+      .select([
+        'session_id',
+        'operation_id',
+        'invocation_id',
+        'parent_operation_id',
+        'state',
+        'approval_invocation_id',
+        'tool_name',
+        'input_digest',
+        'expires_at',
+        'decision',
+      ])
       .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
       .where('operation_id', 'in', unique(keys.map((key) => key.operationId)))
       .compile(),
   );
   for (const row of rows) {
-    cache.operations.set(RuleCache.key(row.session_id, row.operation_id), {
+    const operation: OperationState = {
       invocationId: row.invocation_id,
       parentOperationId: row.parent_operation_id,
       state: row.state,
-    });
+    };
+    if (row.approval_invocation_id !== null) {
+      operation.approval = {
+        invocationId: row.approval_invocation_id,
+        toolName: row.tool_name ?? '',
+        inputDigest: row.input_digest ?? '',
+        expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+        decision: row.decision,
+      };
+    }
+    cache.operations.set(RuleCache.key(row.session_id, row.operation_id), operation);
   }
 }
 

@@ -30,14 +30,28 @@ export interface InvocationsTable {
   fence: number;
 }
 
-/** One row per operation id that was dispatched or rejected in a session. */
+/**
+ * One row per operation id that was dispatched, rejected or requested for approval in a
+ * session. `invocation_id` and `sequence` name its dispatch or rejection (its request
+ * until then); the `approval_*` columns and their neighbours are set only for an
+ * operation that asked for approval, and keep the request and its decision.
+ */
 export interface OperationsTable {
   session_id: string;
   operation_id: string;
   invocation_id: string;
   parent_operation_id: string | null;
-  state: 'dispatched' | 'closed' | 'rejected';
+  state: 'requested' | 'dispatched' | 'closed' | 'rejected';
   sequence: number;
+  /** The invocation that requested the approval (and where its decision is written). */
+  approval_invocation_id: string | null;
+  tool_name: string | null;
+  input_digest: string | null;
+  /** The deadline in milliseconds (compared with the database's clock). */
+  expires_at: number | null;
+  decision: 'approved' | 'denied' | 'expired' | null;
+  requested_sequence: number | null;
+  decided_sequence: number | null;
 }
 
 /** Who may open a session's next invocation (the session's chain head lives in `events`). */

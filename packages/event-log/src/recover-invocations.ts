@@ -1,6 +1,8 @@
 import { EventWrite, type Invocation, RuntimeEvent } from '@factum/agent-facts';
 import { AppendRefusedError } from './append-refused-error.js';
+import type { PendingApproval } from './approval-queries.js';
 import type { EventLog } from './event-log.js';
+import { expireApprovals } from './expire-approvals.js';
 import type { UnfinishedInvocation } from './invocation-ownership.js';
 
 const bounds = { maxEvents: 100_000, maxBytes: 256 * 1024 * 1024 };
@@ -13,6 +15,8 @@ export type RecoveryReport = {
   readonly live: readonly UnfinishedInvocation[];
   /** Unfinished invocations whose owner's host row cannot be trusted: untouched. */
   readonly invalid: readonly UnfinishedInvocation[];
+  /** Parked approvals it denied as `expired` (their deadline passed by the database's clock). */
+  readonly expiredApprovals: readonly PendingApproval[];
 };
 
 /**
@@ -24,7 +28,8 @@ export type RecoveryReport = {
  * (`interrupted`): they did not run and now never will. Dispatched operations stay
  * uncertain; recovery never runs an effect. Every write is a takeover (`takeOver`):
  * the first one fences the old owner off in the same transaction. Another process
- * recovering the same invocation at once is not an error: the loser skips it.
+ * recovering the same invocation at once is not an error: the loser skips it. Then
+ * denies as `expired` the parked approvals past their deadline (`expireApprovals`).
  */
 export async function recoverExpired(log: EventLog, limit = 10_000): Promise<RecoveryReport> {
   const ended: Invocation[] = [];
@@ -40,7 +45,9 @@ export async function recoverExpired(log: EventLog, limit = 10_000): Promise<Rec
     else if (lease === 'invalid') invalid.push(unfinished);
     else if (await endInterrupted(log, unfinished.invocation)) ended.push(unfinished.invocation);
   }
-  return { ended, live, invalid };
+  // The same sweep expires parked approvals: any host may, as deadlines are the database's.
+  const expiredApprovals = await expireApprovals(log, limit);
+  return { ended, live, invalid, expiredApprovals };
 }
 
 /** Same as `recoverExpired`, and says how many invocations it ended. */

@@ -16,7 +16,12 @@ export type AppendRefusal =
   | 'fenced'
   | 'lease_expired'
   | 'owner_live'
-  | 'host_row_invalid';
+  | 'host_row_invalid'
+  | 'approval_unknown'
+  | 'approval_decided_twice'
+  | 'approval_input_mismatch'
+  | 'approval_missing'
+  | 'approval_not_expired';
 
 /**
  * A rule refused one write of a batch. Plain data with no dependency, so the rules run

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { writeApprovalEffects } from './approval-effects.js';
 import type { AcceptedWrite } from './insert-events.js';
 import { run, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
@@ -63,6 +64,8 @@ export function* writeRuleEffects(
         .compile(),
     );
   }
+  // Before the other operation rows: a settlement in the same batch closes a resumed row.
+  yield* writeApprovalEffects(builder, accepted);
   const operations = accepted.filter((entry) => entry.effects.dispatch || entry.effects.reject);
   if (operations.length > 0) {
     yield* run(

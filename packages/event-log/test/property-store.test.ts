@@ -40,13 +40,28 @@ function prelude(fact: Fact): Fact[] {
   ) {
     before.push(dispatch(fact.operationId));
   }
+  const request = (operationId: string, inputDigest = `sha256:${'0'.repeat(64)}`): Fact => ({
+    kind: 'approval_requested',
+    operationId,
+    call: { id: 'c', name: 'n', input: null, origin: { kind: 'provider', stepId: 's' } },
+    inputDigest,
+    reason: 'r',
+    // Past, so that an `expired` decision is true by the database's clock.
+    expiresAt: '2000-01-01T00:00:00.000Z',
+  });
+  if (fact.kind === 'approval_decided') before.push(request(fact.operationId, fact.inputDigest));
+  if (fact.kind === 'invocation_ended' && fact.outcome.kind === 'approval_pending') {
+    for (const operationId of new Set(fact.outcome.operations)) before.push(request(operationId));
+  }
   return before;
 }
 
 /** The fact as the store can hold it: a success points at the result it carries. */
-function withResult(fact: Fact, value: unknown): { fact: Fact; result?: ToolResult } {
+function withResult(generated: Fact, value: unknown): { fact: Fact; result?: ToolResult } {
+  const fact = resolvedByOperator(generated);
   // The log takes attempts in order: the first re-dispatch after a dispatch is attempt 2.
   if (fact.kind === 'tool_redispatched') return { fact: { ...fact, attempt: 2 } };
+
   if (!factNeedsResult(fact)) return { fact };
   const result = ToolResult.of(value);
   if (fact.kind === 'tool_settled') {
@@ -56,6 +71,14 @@ function withResult(fact: Fact, value: unknown): { fact: Fact; result?: ToolResu
     return { fact: { ...fact, decision: { kind: 'succeeded', result: result.reference() } }, result };
   }
   return { fact };
+}
+
+/** An operator names who and why, and settles the operation (no `unknown`, no attempt). */
+function resolvedByOperator(fact: Fact): Fact {
+  if (fact.kind !== 'tool_reconciled' || fact.policy !== 'operator') return fact;
+  const { attempt: _attempt, ...rest } = fact;
+  const decision = fact.decision.kind === 'unknown' ? { kind: 'not_run' as const } : fact.decision;
+  return { ...rest, by: fact.by ?? 'ada', note: fact.note?.trim() ? fact.note : 'why', decision };
 }
 
 function acceptable(fact: Fact, invocation: Invocation): boolean {
