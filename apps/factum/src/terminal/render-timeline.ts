@@ -187,12 +187,6 @@ export async function renderTimeline(
         lines.push(`${at(sequence)} ended    ${text}`);
         break;
       }
-      case 'approval_requested':
-        lines.push(`${at(sequence)} approval ${t(fact.call.name)} requested: ${t(fact.reason)}`);
-        break;
-      case 'approval_decided':
-        lines.push(`${at(sequence)} approval ${t(fact.operationId)} ${fact.decision} by ${t(fact.by)}`);
-        break;
       default:
         fact satisfies never;
     }
