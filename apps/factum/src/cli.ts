@@ -24,6 +24,7 @@ const code = await main(process.argv, {
   self: { execPath: process.execPath, args: [...process.execArgv, process.argv[1] ?? ''] },
   signals: process,
   version,
+  stdin: process.stdin,
 });
 // Exit explicitly: idle keep-alive sockets to a provider must not hold the prompt.
 process.exit(code);

@@ -30,6 +30,8 @@ const userFileSchema = z.strictObject({
    * Only here: a server is a command Factum starts, which no workspace file may choose.
    */
   mcpServers: z.array(z.unknown()).optional(),
+  /** Tools whose every call waits for a person's approval, in every run of this user. */
+  requireApproval: z.array(z.string().min(1).max(256)).optional(),
 });
 
 /**
@@ -39,6 +41,11 @@ const userFileSchema = z.strictObject({
 const dataDirFileSchema = z.strictObject({
   model: z.string().min(1).optional(),
   kind: kindSchema.optional(),
+  /**
+   * Tools that need a person's approval in this data directory's runs. A workspace may
+   * only add approvals: nothing in this file can take one away.
+   */
+  requireApproval: z.array(z.string().min(1).max(256)).optional(),
 });
 
 /** A setting is missing or malformed; the message says where to set it. */
@@ -106,6 +113,23 @@ export function resolveProvider(
     model,
     auth: apiKey ? { apiKey } : { none: true },
   };
+}
+
+/**
+ * The tools the configuration files say need approval: the user file's
+ * `requireApproval`, plus the data directory's (which can only add to it).
+ */
+export function approvalsFromFiles(
+  options: { env?: NodeJS.ProcessEnv; configFile?: string; userConfigFile?: string } = {},
+): string[] {
+  const env = options.env ?? process.env;
+  const where = options.userConfigFile ?? userConfigFile(env);
+  const user = readSettings(where, userFileSchema, where) ?? {};
+  const local =
+    (options.configFile === undefined
+      ? undefined
+      : readSettings(options.configFile, dataDirFileSchema, where)) ?? {};
+  return [...new Set([...(user.requireApproval ?? []), ...(local.requireApproval ?? [])])];
 }
 
 /** A settings file parsed, `undefined` when absent; anything else wrong is one line naming the file. */

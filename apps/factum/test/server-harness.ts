@@ -55,7 +55,12 @@ export type Harness = AsyncDisposable & {
 };
 
 export async function startHarness(
-  options: { maxBodyBytes?: number; handoff?: Partial<HandoffTimeouts>; withProvider?: boolean } = {},
+  options: {
+    maxBodyBytes?: number;
+    handoff?: Partial<HandoffTimeouts>;
+    withProvider?: boolean;
+    requireApproval?: readonly string[];
+  } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'factum-server-'));
   const provider = await startScriptedProvider();
@@ -78,6 +83,7 @@ export async function startHarness(
     pollIntervalMs: 50,
     ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
     ...(options.handoff === undefined ? {} : { handoff: options.handoff }),
+    ...(options.requireApproval === undefined ? {} : { requireApproval: options.requireApproval }),
   });
   const events = async () => (await runtime.log.prefix(bounds)).events.slice();
   return {

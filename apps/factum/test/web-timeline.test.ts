@@ -216,4 +216,77 @@ describe('the web timeline in headless Chromium', () => {
     expect(await page.isHidden('#new-form')).toBe(true);
     await page.screenshot({ path: join(SCREENSHOTS, 'timeline-new-session.png'), fullPage: true });
   });
+
+  it('a pending approval card shows the call, its input and reason; Approve and Deny (with a note) continue the turn', async () => {
+    await using h = await startHarness({ requireApproval: ['echo'] });
+    h.provider.script(
+      {
+        toolCalls: [
+          { id: 'call-1', name: 'echo', arguments: { value: 'approve me' } },
+          { id: 'call-2', name: 'echo', arguments: { value: 'deny me' } },
+        ],
+        finishReason: 'tool_calls',
+      },
+      { text: 'One echoed, one denied.', finishReason: 'stop' },
+    );
+    const page = await signIn(h);
+    expect(
+      (await h.api('/api/sessions/s-approval/turns', { method: 'POST', json: { message: 'echo twice' } }))
+        .status,
+    ).toBe(202);
+    await page.click('[data-session="s-approval"]');
+    const pending = page.locator('.approval[data-state="pending"]');
+    await expect.poll(() => pending.count()).toBe(2);
+    const first = pending.first();
+    expect(await first.textContent()).toContain('echo');
+    expect(await first.textContent()).toContain('approve me');
+    expect(await first.textContent()).toContain('needs approval');
+    await page.waitForSelector('#compose[data-state="awaiting_approval"]');
+    await page.screenshot({ path: join(SCREENSHOTS, 'timeline-approval.png'), fullPage: true });
+    expect(h.effect.started).toEqual([]);
+
+    await page
+      .locator('.approval[data-state="pending"]', { hasText: 'approve me' })
+      .locator('button.approve')
+      .click();
+    await page.waitForSelector('.approval[data-state="approved"]');
+    const deny = page.locator('.approval[data-state="pending"]', { hasText: 'deny me' });
+    await deny.locator('.approval-note').fill('not this one');
+    await deny.locator('button.deny').click();
+    await page.waitForSelector('.approval[data-state="denied"]');
+    expect(await page.locator('.approval[data-state="denied"]').textContent()).toContain(
+      'by web: not this one',
+    );
+    await page.waitForSelector('.row.ended.completed');
+    expect(await page.locator('.row.rejected').textContent()).toContain(
+      'did not run: a person denied this call: not this one',
+    );
+    expect(h.effect.started, 'only the approved input ran, once').toEqual([
+      JSON.stringify({ value: 'approve me' }),
+    ]);
+    await page.screenshot({ path: join(SCREENSHOTS, 'timeline-approval-decided.png'), fullPage: true });
+  });
+
+  it('Resolve on an uncertain operation records the person’s outcome and unblocks the composer', async () => {
+    await using h = await startHarness();
+    await writeCrashedSession(h.runtime.log);
+    const page = await signIn(h);
+    await page.click('[data-session="s-crashed"]');
+    const uncertain = page.locator('.op.uncertain');
+    await uncertain.waitFor();
+    await uncertain.locator('.resolve-outcome').selectOption('not_run');
+    await uncertain.locator('.resolve-button').click();
+    expect(
+      await h.events().then((events) => events.some((e) => e.event.fact.kind === 'tool_reconciled')),
+    ).toBe(false);
+    await uncertain.locator('.resolve-note').fill('the card was never charged');
+    await uncertain.locator('.resolve-button').click();
+    await page.waitForSelector('.op[data-state="failed"] .resolved-by');
+    expect(await page.locator('.op .resolved-by').textContent()).toContain(
+      'resolved by web: the card was never charged',
+    );
+    await page.waitForSelector('#compose[data-state="open"]');
+    const reconciled = await h.waitForFact((fact) => fact.kind === 'tool_reconciled');
+    expect(reconciled.event.fact).toMatchObject({ policy: 'operator', decision: { kind: 'not_run' } });
+  });
 });

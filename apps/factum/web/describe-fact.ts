@@ -79,7 +79,9 @@ export function describeFact(fact: Fact): FactDescription {
             ? `by ${outcome.source}`
             : outcome.kind === 'handoff_paused'
               ? `successor run ${outcome.pause.intent.successorRunId} (handoff ${outcome.pause.intent.handoffId})`
-              : '';
+              : outcome.kind === 'approval_pending'
+                ? `waiting for a person to decide ${outcome.operations.length === 1 ? '1 call' : `${outcome.operations.length} calls`}: ${outcome.operations.join(', ')}`
+                : '';
       return { title: 'ended', meta: 'invocation ended', body, ended: terminalStatus(outcome) };
     }
     default:

@@ -54,3 +54,9 @@ export function shortJson(value: unknown, limit: number): string {
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
+
+/** The left column of a row: its sequence (or range) and its time. */
+export function gutter(sequence: number, timestamp: string, last?: number): HTMLElement {
+  const label = `#${sequence}${last !== undefined && last !== sequence ? `\u2013${last}` : ''}`;
+  return h('div', { class: 'gutter' }, [h('span', { class: 'seq', text: label }), h('br'), clock(timestamp)]);
+}

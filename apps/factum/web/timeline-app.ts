@@ -32,6 +32,9 @@ export class TimelineApp {
     cancel: (id) => void this.#cancel(id),
     toggleResult: (session, eventId) => void this.#toggleResult(session, eventId),
     openResults: this.#openResults,
+    decide: (operationId, decision, note, inputDigest) =>
+      void this.#decide(operationId, decision, note, inputDigest),
+    resolve: (operationId, outcome, note, result) => void this.#resolve(operationId, outcome, note, result),
   };
 
   /** Wires the page's forms and buttons, then signs in if a token is at hand. */
@@ -183,7 +186,12 @@ export class TimelineApp {
       if (changed === null) return;
       this.#dirty.add(changed);
       const kind = stored.event.fact.kind;
-      if (kind === 'invocation_opened' || kind === 'invocation_ended') {
+      if (
+        kind === 'invocation_opened' ||
+        kind === 'invocation_ended' ||
+        kind === 'approval_decided' ||
+        kind === 'tool_reconciled'
+      ) {
         void this.#loadDetail();
         void this.#refreshSessions();
       }
@@ -259,6 +267,47 @@ export class TimelineApp {
       this.#notice(`Cancelling ${invocationId}: its in-flight effect finishes and settles first.`);
     } catch (error) {
       this.#notice(String((error as Error).message));
+    }
+  }
+
+  async #decide(
+    operationId: string,
+    decision: 'approve' | 'deny',
+    note: string,
+    inputDigest: string,
+  ): Promise<void> {
+    try {
+      await this.#api?.call(`/api/operations/${encodeURIComponent(operationId)}/decision`, {
+        method: 'POST',
+        body: { decision, inputDigest, ...(note ? { note } : {}) },
+      });
+      this.#notice('');
+    } catch (error) {
+      this.#notice(
+        error instanceof ApiError && error.code ? `${error.code}: ${error.message}` : String(error),
+      );
+      for (const id of this.#timeline.order) this.#dirty.add(id);
+      this.#schedule();
+    }
+  }
+
+  async #resolve(
+    operationId: string,
+    outcome: 'succeeded' | 'failed' | 'not_run',
+    note: string,
+    result: string,
+  ): Promise<void> {
+    try {
+      await this.#api?.call(`/api/operations/${encodeURIComponent(operationId)}/resolution`, {
+        method: 'POST',
+        body: { outcome, note, ...(result ? { result } : {}) },
+      });
+      this.#notice(`Resolved ${operationId}: the model reads the outcome in the next turn.`);
+      await this.#refreshSessions();
+    } catch (error) {
+      this.#notice(
+        error instanceof ApiError && error.code ? `${error.code}: ${error.message}` : String(error),
+      );
     }
   }
 

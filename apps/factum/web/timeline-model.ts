@@ -43,6 +43,16 @@ export type OperationRow = {
   readonly notes: { readonly sequence: number; readonly message: string }[];
 };
 
+/** A call that waits for a person (`approval_requested`), with the decision once taken. */
+export type ApprovalRow = {
+  readonly kind: 'approval';
+  readonly sequence: number;
+  readonly timestamp: string;
+  readonly fact: FactOf<'approval_requested'>;
+  readonly invocationId: string;
+  decided: { readonly sequence: number; readonly fact: FactOf<'approval_decided'> } | null;
+};
+
 /** Any other fact, one row each. */
 export type FactRow = {
   readonly kind: 'fact';
@@ -52,7 +62,7 @@ export type FactRow = {
   streamed?: boolean;
 };
 
-export type Row = StreamRow | OperationRow | FactRow;
+export type Row = StreamRow | OperationRow | ApprovalRow | FactRow;
 
 /** One invocation's rows, in sequence order. */
 export type Section = {
@@ -69,6 +79,8 @@ export type Timeline = {
   readonly sections: Map<string, Section>;
   readonly order: string[];
   readonly operations: Map<string, OperationRow>;
+  /** Approval rows by operation id (an operation id is unique in its session). */
+  readonly approvals: Map<string, ApprovalRow>;
   /** Open invocations that no run on this server owns: their open operations are uncertain. */
   notLive: Set<string>;
 };
@@ -78,7 +90,14 @@ export type OperationState = 'settled' | 'failed' | 'in-flight' | 'uncertain';
 
 /** An empty timeline. */
 export function createTimeline(): Timeline {
-  return { lastSequence: 0, sections: new Map(), order: [], operations: new Map(), notLive: new Set() };
+  return {
+    lastSequence: 0,
+    sections: new Map(),
+    order: [],
+    operations: new Map(),
+    approvals: new Map(),
+    notLive: new Set(),
+  };
 }
 
 function operationKey(invocationId: string, operationId: string): string {
@@ -87,8 +106,14 @@ function operationKey(invocationId: string, operationId: string): string {
 
 /** The status an invocation's end gives its section. */
 export function terminalStatus(outcome: InvocationOutcome): SectionStatus {
-  if (outcome.kind === 'handoff_paused') return 'paused';
-  return outcome.kind === 'approval_pending' ? 'awaiting_approval' : outcome.kind;
+  switch (outcome.kind) {
+    case 'handoff_paused':
+      return 'paused';
+    case 'approval_pending':
+      return 'awaiting_approval';
+    default:
+      return outcome.kind;
+  }
 }
 
 function sectionOf(timeline: Timeline, event: RuntimeEvent): Section {
@@ -187,6 +212,29 @@ export function applyFact(timeline: Timeline, stored: StoredFact): string | null
         operation.notes.push({ sequence: stored.sequence, message: fact.message });
       else operation.reconciled = { sequence: stored.sequence, eventId: event.id, fact };
       break;
+    }
+    case 'approval_requested': {
+      const row: ApprovalRow = {
+        kind: 'approval',
+        sequence: stored.sequence,
+        timestamp: event.timestamp,
+        fact,
+        invocationId,
+        decided: null,
+      };
+      timeline.approvals.set(fact.operationId, row);
+      section.rows.push(row);
+      break;
+    }
+    case 'approval_decided': {
+      const approval = timeline.approvals.get(fact.operationId);
+      if (approval === undefined) {
+        section.rows.push({ kind: 'fact', sequence: stored.sequence, timestamp: event.timestamp, fact });
+        break;
+      }
+      approval.decided = { sequence: stored.sequence, fact };
+      // The card lives in the section of the request; mark that one changed.
+      return approval.invocationId;
     }
     case 'invocation_ended':
       section.status = terminalStatus(fact.outcome);

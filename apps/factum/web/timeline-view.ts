@@ -1,5 +1,6 @@
+import { renderApproval, renderResolve } from './approval-view.js';
 import { describeFact, rejectionSentence } from './describe-fact.js';
-import { type Child, clock, h, shortJson } from './dom.js';
+import { type Child, gutter, h, shortJson } from './dom.js';
 import {
   type FactRow,
   joinedSequences,
@@ -17,16 +18,23 @@ export type TimelineActions = {
   toggleResult(sessionId: string, eventId: string): void;
   /** Results already fetched and open, by the id of the event that holds them. */
   readonly openResults: ReadonlyMap<string, string>;
+  /** Approves or denies a call that waits for a person (the digest is of the input shown). */
+  decide(operationId: string, decision: 'approve' | 'deny', note: string, inputDigest: string): void;
+  /** Resolves an uncertain operation by hand. */
+  resolve(
+    operationId: string,
+    outcome: 'succeeded' | 'failed' | 'not_run',
+    note: string,
+    result: string,
+  ): void;
 };
-
-function gutter(sequence: number, timestamp: string, last?: number): HTMLElement {
-  const label = `#${sequence}${last !== undefined && last !== sequence ? `\u2013${last}` : ''}`;
-  return h('div', { class: 'gutter' }, [h('span', { class: 'seq', text: label }), h('br'), clock(timestamp)]);
-}
 
 /** A status pill. */
 export function statusBadge(status: string): HTMLElement {
-  const labels: Record<string, string> = { paused: 'paused for handoff' };
+  const labels: Record<string, string> = {
+    paused: 'paused for handoff',
+    awaiting_approval: 'awaiting approval',
+  };
   return h('span', { class: `badge ${status}`, text: labels[status] ?? status });
 }
 
@@ -52,7 +60,7 @@ function settlementOf(
         h('span', { class: 'badge warn', text: '\u26a0 uncertain' }),
         h('span', { text: 'dispatched but never settled: the effect may or may not have happened' }),
       ],
-      result: null,
+      result: renderResolve(op.fact.operationId, actions),
     };
   }
   const done = op.settled ?? op.reconciled!;
@@ -66,9 +74,15 @@ function settlementOf(
           : outcome.kind === 'failed'
             ? `failed \u00b7 ${outcome.error.code}: ${outcome.error.message}`
             : outcome.kind === 'not_run'
-              ? 'did not run'
+              ? 'not run'
               : `unknown \u00b7 ${outcome.note}`,
     }),
+    op.reconciled?.fact.policy === 'operator'
+      ? h('span', {
+          class: 'kind resolved-by',
+          text: `resolved by ${op.reconciled.fact.by ?? 'an operator'}${op.reconciled.fact.note ? `: ${op.reconciled.fact.note}` : ''}`,
+        })
+      : null,
     h('span', { class: 'kind', text: `#${done.sequence}` }),
   ];
   if (outcome.kind !== 'succeeded') return { line, result: null };
@@ -199,6 +213,8 @@ export function renderSection(timeline: Timeline, section: Section, actions: Tim
         return renderOperation(timeline, section, row, actions);
       case 'stream':
         return renderStream(row);
+      case 'approval':
+        return renderApproval(row, actions);
       case 'fact':
         return renderFact(row);
       default:

@@ -13,6 +13,8 @@ const TEXT_FLAGS = [
   'otlp',
   'workspace',
   'script',
+  'note',
+  'result',
 ];
 
 /** Flags whose value must be an http(s) URL. */

@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import { defaultDataDir } from '../factum-runtime.js';
 import type { Terminal } from '../terminal/terminal.js';
@@ -17,6 +18,11 @@ export type CliContext = {
   readonly signals: Pick<NodeJS.Process, 'on' | 'off'>;
   /** The version `--version` prints. */
   readonly version: string;
+  /**
+   * Where a person answers questions (`approve? [y/N]`): questions are asked only when
+   * it is a TTY. Absent, nothing is ever asked.
+   */
+  readonly stdin?: NodeJS.ReadableStream & { readonly isTTY?: boolean };
 };
 
 /** Options every command accepts. */
@@ -25,4 +31,15 @@ export type GlobalOptions = { readonly dir?: string };
 /** The data directory: `--dir`, else `.factum` in the working directory. */
 export function dataDirOf(options: GlobalOptions, context: CliContext): string {
   return options.dir === undefined ? defaultDataDir(context.cwd) : resolve(context.cwd, options.dir);
+}
+
+/** Who decides at this terminal, as approvals and resolutions record it: the OS user name. */
+export function operatorName(context: CliContext): string {
+  let name: string | undefined;
+  try {
+    name = userInfo().username;
+  } catch {
+    name = context.env.USER ?? context.env.LOGNAME;
+  }
+  return (name ?? '').trim().slice(0, 256) || 'operator';
 }

@@ -1,17 +1,28 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type CAC, cac } from 'cac';
+import { registerApprovals } from './approvals.js';
 import { checkFlags, restoreTextFlags } from './check-flags.js';
 import type { CliContext } from './cli-context.js';
 import { CliError } from './cli-error.js';
+import { registerDecide } from './decide.js';
 import { registerDemo } from './demo.js';
+import { EXIT_AWAITING_APPROVAL } from './live-run.js';
 import { registerLog } from './log.js';
 import { printError } from './print-error.js';
 import { RECOVER_EXIT_CODES, registerRecover } from './recover.js';
+import { registerResolve } from './resolve.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
 import { registerShow } from './show.js';
+
+/** The exit codes of commands that run turns, for their `--help`. */
+const RUN_EXIT_CODES = [
+  '0    the run completed (or paused for a handoff)',
+  `${EXIT_AWAITING_APPROVAL}    the run waits for a person: calls need approval and no one could be asked here (not a TTY); \`factum approve|deny <operation>\``,
+  '1    the run failed, or an error   2  a usage error   130  cancelled (Ctrl-C)',
+];
 
 /** Options that exist for the CLI's own child processes and stay out of `--help`. */
 const HIDDEN = ['--crash-child'];
@@ -27,6 +38,9 @@ export function createCli(context: CliContext): CAC {
   registerShow(cli, context);
   registerRecover(cli, context);
   registerResume(cli, context);
+  registerApprovals(cli, context);
+  registerDecide(cli, context);
+  registerResolve(cli, context);
   registerServe(cli, context);
   cli.help((sections) => [
     ...sections.map((section) => ({
@@ -38,6 +52,9 @@ export function createCli(context: CliContext): CAC {
     })),
     ...(cli.matchedCommandName === 'recover'
       ? [{ title: 'Exit codes', body: RECOVER_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
+      : []),
+    ...(['run', 'resume', 'approve', 'deny'].includes(cli.matchedCommandName ?? '')
+      ? [{ title: 'Exit codes', body: RUN_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
       : []),
   ]);
   cli.version(context.version);

@@ -98,6 +98,33 @@ export const RecoverOutputSchema = z.object({
   leftOpen: z.boolean(),
 });
 
+/** A person's decision on a call that waited for one. */
+export const ApprovalDecisionSchema = z.object({
+  decision: z.enum(['approved', 'denied', 'expired']),
+  by: z.string(),
+  note: z.string().optional(),
+  at: z.string(),
+});
+
+/** One call that waits for a person (or was decided and its run not yet continued). */
+export const ApprovalEntrySchema = z.object({
+  invocation: InvocationSchema,
+  operationId: z.string(),
+  tool: z.string(),
+  input: JsonValueSchema,
+  /** `sha256:…` of the input's canonical JSON: what an approval approves, exactly. */
+  inputDigest: z.string(),
+  reason: z.string(),
+  requestedAt: z.string(),
+  expiresAt: z.string().nullable(),
+  /** Null while undecided. */
+  decision: ApprovalDecisionSchema.nullable(),
+});
+
+/** `factum approvals --json`: every call waiting for a person, across sessions, oldest first. */
+export const ApprovalsOutputSchema = z.object({ approvals: z.array(ApprovalEntrySchema) });
+
 export type LogOutput = z.infer<typeof LogOutputSchema>;
 export type ShowOutput = z.infer<typeof ShowOutputSchema>;
 export type RecoverOutput = z.infer<typeof RecoverOutputSchema>;
+export type ApprovalsOutput = z.infer<typeof ApprovalsOutputSchema>;

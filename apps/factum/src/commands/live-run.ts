@@ -6,6 +6,8 @@ import { RunView } from '../terminal/run-view.js';
 import { shownText } from '../terminal/terminal-text.js';
 import type { CliContext } from './cli-context.js';
 
+/** Exit code of a run that parked on approvals no one here could give (`factum approve` decides later). */
+export const EXIT_AWAITING_APPROVAL = 4;
 /** Exit code of a run cancelled by Ctrl-C, as shells expect (128 + SIGINT). */
 export const EXIT_INTERRUPTED = 130;
 /**
@@ -86,7 +88,7 @@ export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
   }
 }
 
-/** The exit code an outcome maps to: 0 completed, 130 cancelled, 1 otherwise. */
+/** The exit code an outcome maps to: 0 completed, 4 awaiting approval, 130 cancelled, 1 otherwise. */
 export function exitCodeOf(outcome: InvocationOutcome): number {
   switch (outcome.kind) {
     case 'completed':
@@ -94,11 +96,10 @@ export function exitCodeOf(outcome: InvocationOutcome): number {
       return 0;
     case 'cancelled':
       return EXIT_INTERRUPTED;
+    case 'approval_pending':
+      return EXIT_AWAITING_APPROVAL;
     case 'failed':
       return 1;
-    case 'approval_pending':
-      // Waiting for a person: not a failure, yet the turn is not done either.
-      return 4;
     default:
       return outcome satisfies never;
   }
@@ -116,7 +117,7 @@ export function describeOutcome(outcome: InvocationOutcome): string {
     case 'handoff_paused':
       return shownText(`paused for a handoff to run ${outcome.pause.intent.successorRunId}`);
     case 'approval_pending':
-      return shownText(`waiting for approval of ${outcome.operations.join(', ')}`);
+      return `awaiting approval of ${outcome.operations.length === 1 ? '1 call' : `${outcome.operations.length} calls`}`;
     default:
       return outcome satisfies never;
   }

@@ -123,5 +123,6 @@ function statusOf(summary: InvocationSummary, context: CliContext): string {
   const text =
     outcome.kind === 'failed' ? shownText(`failed {${outcome.error.code}}`) : describeOutcome(outcome);
   if (outcome.kind === 'completed') return c.green(text);
+  if (outcome.kind === 'approval_pending') return c.yellow(`${text} (factum approvals)`);
   return outcome.kind === 'failed' ? c.red(text) : c.yellow(text);
 }

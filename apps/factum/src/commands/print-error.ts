@@ -9,6 +9,10 @@ const hints: Readonly<Record<string, string>> = {
   busy: 'wait for the other run in this session to finish',
   provider_settings: 'see `factum run --help`',
   unknown_source: 'list runs with `factum log`',
+  approval_pending: 'decide every call first: `factum approvals`',
+  approval_unknown: 'list calls waiting for a person with `factum approvals`',
+  approval_decided_twice: 'see `factum approvals`',
+  not_uncertain: 'list uncertain operations with `factum recover`',
 };
 
 /**

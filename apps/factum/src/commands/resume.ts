@@ -2,6 +2,8 @@ import type { CAC } from 'cac';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { exportTrace } from '../telemetry/export-trace.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
+import { printParked, settleApprovals } from './approval-flow.js';
+import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { indexInvocations } from './invocation-index.js';
@@ -14,7 +16,8 @@ import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 type ResumeOptions = GlobalOptions &
   ProviderOptions &
   McpOptions &
-  ShellFlags & { readonly session?: string; readonly otlp?: string };
+  ShellFlags &
+  ApprovalFlags & { readonly session?: string; readonly otlp?: string };
 
 /**
  * `factum resume <run-id>`: a continuation from where a run stands in the log, in the
@@ -22,22 +25,25 @@ type ResumeOptions = GlobalOptions &
  * operations of that history have unknown outcomes.
  */
 export function registerResume(cli: CAC, context: CliContext): void {
-  withMcpOptions(
-    withOtlpOption(
-      withShellOptions(
-        withProviderOptions(
-          cli
-            .command(
-              'resume <run-id>',
-              'Continue a run from its last recorded fact (refused while operations are uncertain)',
-            )
-            .option('--session <id>', 'the session of the run (found in the log when omitted)')
-            .option('--allow-shell', 'also offer the shell tool (in a sandbox)'),
+  withApprovalOptions(
+    withMcpOptions(
+      withOtlpOption(
+        withShellOptions(
+          withProviderOptions(
+            cli
+              .command(
+                'resume <run-id>',
+                'Continue a run from its last recorded fact (refused while operations are uncertain)',
+              )
+              .option('--session <id>', 'the session of the run (found in the log when omitted)')
+              .option('--allow-shell', 'also offer the shell tool (in a sandbox)'),
+          ),
         ),
       ),
     ),
   ).action(async (runId: string, options: ResumeOptions) => {
     const dataDir = dataDirOf(options, context);
+    const requireApproval = requiredApprovals(options, dataDir, context);
     await using runtime = await FactumRuntime.open({ target: { dataDir } });
     const filter = options.session === undefined ? {} : { sessionId: String(options.session) };
     const runs = (await indexInvocations(runtime.log, filter)).filter(
@@ -68,7 +74,11 @@ export function registerResume(cli: CAC, context: CliContext): void {
       mcpServersFrom(options, context.env),
       tools().map((tool) => tool.definition.name),
     );
-    const outcome = await runLive({
+    const configuration = {
+      cwd: workspace.root,
+      toolMode: last.configuration?.toolMode ?? 'direct',
+    } as const;
+    const first = await runLive({
       context,
       processes,
       runtime,
@@ -76,17 +86,32 @@ export function registerResume(cli: CAC, context: CliContext): void {
       input: {
         invocation,
         provider,
-        configuration: { cwd: workspace.root, toolMode: last.configuration?.toolMode ?? 'direct' },
+        configuration,
         instructions: instructionsFor(workspace),
         work: {
           kind: 'continuation',
           source: source.boundary,
           tools: catalog(mcp.registrations),
+          requireApproval,
         },
       },
     });
+    const ended = [invocation];
+    const outcome = await settleApprovals(first, {
+      context,
+      runtime,
+      provider,
+      configuration,
+      instructions: instructionsFor(workspace),
+      tools: () => catalog(mcp.registrations),
+      requireApproval,
+      processes,
+      toolServers: mcp.servers,
+      ended: (next) => ended.push(next.invocation),
+    });
+    await exportTrace(tracing, runtime, ended, context);
+    if (outcome.outcome.kind === 'approval_pending') await printParked(context, runtime, outcome.invocation);
     printSummary(context, outcome);
-    await exportTrace(tracing, runtime, invocation, context);
     return exitCodeOf(outcome.outcome);
   });
 }

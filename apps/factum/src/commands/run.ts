@@ -6,6 +6,8 @@ import { FactumRuntime, newInvocation } from '../factum-runtime.js';
 import { exportTrace } from '../telemetry/export-trace.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { shownText } from '../terminal/terminal-text.js';
+import { printParked, settleApprovals } from './approval-flow.js';
+import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
@@ -21,7 +23,8 @@ import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 type RunOptions = GlobalOptions &
   ProviderOptions &
   McpOptions &
-  ShellFlags & {
+  ShellFlags &
+  ApprovalFlags & {
     readonly session?: string;
     readonly codeMode?: boolean;
     readonly script?: string;
@@ -39,28 +42,30 @@ export function instructionsFor(workspace: Workspace): string {
 
 /** `factum run "<message>"`: one message run with the built-in tools, shown live. */
 export function registerRun(cli: CAC, context: CliContext): void {
-  withMcpOptions(
-    withOtlpOption(
-      withShellOptions(
-        withProviderOptions(
-          cli
-            .command(
-              'run <message>',
-              'Run one message against an OpenAI-compatible model, with workspace tools',
-            )
-            .option('--session <id>', 'continue this session (a new message run in it)')
-            .option(
-              '--code-mode',
-              'give the model one exec tool running JavaScript cells that call the tools',
-            )
-            .option(
-              '--allow-shell',
-              'also offer a shell tool (commands run in a sandbox in the workspace, bounded in time)',
-            )
-            .option(
-              '--script <file>',
-              'answer from a JSON file of scripted replies instead of a model, offline (or FACTUM_SCRIPT)',
-            ),
+  withApprovalOptions(
+    withMcpOptions(
+      withOtlpOption(
+        withShellOptions(
+          withProviderOptions(
+            cli
+              .command(
+                'run <message>',
+                'Run one message against an OpenAI-compatible model, with workspace tools',
+              )
+              .option('--session <id>', 'continue this session (a new message run in it)')
+              .option(
+                '--code-mode',
+                'give the model one exec tool running JavaScript cells that call the tools',
+              )
+              .option(
+                '--allow-shell',
+                'also offer a shell tool (commands run in a sandbox in the workspace, bounded in time)',
+              )
+              .option(
+                '--script <file>',
+                'answer from a JSON file of scripted replies instead of a model, offline (or FACTUM_SCRIPT)',
+              ),
+          ),
         ),
       ),
     ),
@@ -70,6 +75,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
     .example('factum run "what time is it?" --mcp \'npx -y @modelcontextprotocol/server-everything\'')
     .action(async (message: string, options: RunOptions) => {
       const dataDir = dataDirOf(options, context);
+      const requireApproval = requiredApprovals(options, dataDir, context);
       await using script = await scriptedRoute(options, context);
       const provider = script?.provider ?? providerFrom(options, dataDir, context);
       const { workspace, tools, catalog, processes } = await toolSetup(options, context, { dataDir });
@@ -84,7 +90,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
         cwd: workspace.root,
         toolMode: options.codeMode ? 'code_mode' : 'direct',
       };
-      const outcome = await runLive({
+      const first = await runLive({
         context,
         processes,
         runtime,
@@ -98,17 +104,37 @@ export function registerRun(cli: CAC, context: CliContext): void {
             kind: 'message',
             message: String(message),
             tools: catalog(mcp.registrations),
+            requireApproval,
           },
         },
       });
+      const ended = [invocation];
+      // On a TTY each pending call is asked about inline and the run goes on here.
+      const outcome = await settleApprovals(first, {
+        context,
+        runtime,
+        provider,
+        configuration,
+        instructions: instructionsFor(workspace),
+        tools: () => catalog(mcp.registrations),
+        requireApproval,
+        processes,
+        toolServers: mcp.servers,
+        ended: (continued) => ended.push(continued.invocation),
+      });
+      await exportTrace(tracing, runtime, ended, context);
+      if (outcome.outcome.kind === 'approval_pending')
+        await printParked(context, runtime, outcome.invocation);
       printSummary(context, outcome);
-      await exportTrace(tracing, runtime, invocation, context);
       return exitCodeOf(outcome.outcome);
     });
 }
 
 /** The scripted provider of `--script` or `FACTUM_SCRIPT`, if either is set. */
-async function scriptedRoute(options: RunOptions, context: CliContext): Promise<ScriptedRoute | undefined> {
+export async function scriptedRoute(
+  options: ProviderOptions & { readonly script?: string },
+  context: CliContext,
+): Promise<ScriptedRoute | undefined> {
   const file = options.script ?? context.env.FACTUM_SCRIPT;
   if (file === undefined || file === '') return undefined;
   const kind = providerKindFrom(options);
@@ -132,7 +158,7 @@ export function printSummary(context: CliContext, result: RunOutcome): void {
   const status =
     outcome.kind === 'completed'
       ? c.green(describeOutcome(outcome))
-      : outcome.kind === 'cancelled'
+      : outcome.kind === 'cancelled' || outcome.kind === 'approval_pending'
         ? c.yellow(describeOutcome(outcome))
         : c.red(describeOutcome(outcome));
   terminal.line();
@@ -140,6 +166,8 @@ export function printSummary(context: CliContext, result: RunOutcome): void {
     `${status} ${c.dim(`· ${result.steps} model step${result.steps === 1 ? '' : 's'} · ${result.usage.totalTokens} tokens`)}`,
   );
   terminal.line(`${c.dim('session')} ${c.bold(sessionId!)} ${c.dim('· run')} ${runId}`);
-  terminal.line(c.dim(`continue: factum run --session ${sessionId} "<message>"`));
+  if (outcome.kind === 'approval_pending')
+    terminal.line(c.dim('decide: factum approvals, then factum approve|deny <operation>'));
+  else terminal.line(c.dim(`continue: factum run --session ${sessionId} "<message>"`));
   terminal.line(c.dim(`timeline: factum show ${invocationId}`));
 }

@@ -8,6 +8,7 @@ import { InvocationRegistry } from '../server/invocation-registry.js';
 import { ServerToken, TOKEN_FILE } from '../server/server-token.js';
 import { startServer } from '../server/start-server.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
+import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
@@ -19,7 +20,8 @@ export const DEFAULT_PORT = 4317;
 
 type ServeOptions = GlobalOptions &
   ProviderOptions &
-  ShellFlags & {
+  ShellFlags &
+  ApprovalFlags & {
     readonly port?: string | number;
     readonly host?: string;
     readonly postgres?: string;
@@ -34,22 +36,24 @@ type ServeOptions = GlobalOptions &
  * closes the log. A second signal stops at once (the next start recovers).
  */
 export function registerServe(cli: CAC, context: CliContext): void {
-  withOtlpOption(
-    withShellOptions(
-      withProviderOptions(
-        cli
-          .command('serve', 'Serve the HTTP API and the live web timeline')
-          .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
-          .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
-          .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
-          .option(
-            '--token <token>',
-            'the API token (or FACTUM_TOKEN); made and printed on first start if absent',
-          )
-          .option(
-            '--allow-shell',
-            'also offer turns a shell tool (commands run in a sandbox in the workspace)',
-          ),
+  withApprovalOptions(
+    withOtlpOption(
+      withShellOptions(
+        withProviderOptions(
+          cli
+            .command('serve', 'Serve the HTTP API and the live web timeline')
+            .option('--port <port>', `port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)`)
+            .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only)')
+            .option('--postgres <url>', 'keep the log in PostgreSQL instead of <dir>/events.sqlite')
+            .option(
+              '--token <token>',
+              'the API token (or FACTUM_TOKEN); made and printed on first start if absent',
+            )
+            .option(
+              '--allow-shell',
+              'also offer turns a shell tool (commands run in a sandbox in the workspace)',
+            ),
+        ),
       ),
     ),
   )
@@ -62,6 +66,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const c = terminal.colors;
   const dataDir = dataDirOf(options, context);
   const port = portOf(options.port);
+  const requireApproval = requiredApprovals(options, dataDir, context);
   const hostname = options.host === undefined ? '127.0.0.1' : String(options.host);
   // Private, and ignored by git, before the token is written into it.
   prepareDataDirectory(dataDir, { log: options.postgres === undefined });
@@ -92,6 +97,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     tools: catalog,
     cwd: workspace.root,
     instructions: instructionsFor(workspace),
+    requireApproval,
     port,
     hostname,
     logger: { error: (line) => terminal.error(`${c.red('error:')} ${line}`) },

@@ -2,6 +2,7 @@ import { ToolCatalog } from '@factum/tools';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { webRoutes } from '../web/web-routes.js';
+import { approvalRoutes } from './approval-routes.js';
 import { bearerAuth } from './bearer-auth.js';
 import { errorResponse } from './error-response.js';
 import { eventRoutes } from './event-routes.js';
@@ -26,6 +27,8 @@ import { turnRoutes } from './turn-routes.js';
  * - `POST /api/invocations/:id/handoff` `{ intent }` → `{ preview }` at a safe point (504 past the wait)
  * - `POST /api/invocations/:id/handoff/commit` → `{ pause }`; `…/handoff/release` → `{ released }`
  * - `GET /api/events?after=&limit=&session=` → `{ events, nextAfter, more }`
+ * - `GET /api/approvals`; `POST /api/operations/:id/decision` `{ decision, note?, inputDigest? }`;
+ *   `POST /api/operations/:id/resolution` `{ outcome, result?, note }` (409 on a conflict)
  * - `GET /api/sessions`, `GET /api/sessions/:session`, `GET /api/invocations/:id/recovery`
  * - `GET /api/sessions/:session/events/stream` (SSE; `Last-Event-ID` or `?after=`; `?token=` allowed)
  * - `GET /` the web timeline
@@ -73,6 +76,8 @@ export function createServer(options: ServerOptions): Hono {
     instructions: options.instructions,
     handoff: { ...SERVER_DEFAULTS.handoff, ...options.handoff },
     closing,
+    requireApproval: options.requireApproval ?? [],
+    operator: options.operator ?? 'web',
   };
 
   const app = new Hono();
@@ -91,6 +96,7 @@ export function createServer(options: ServerOptions): Hono {
   );
   app.route('/api', turnRoutes(context));
   app.route('/api', handoffRoutes(context));
+  app.route('/api', approvalRoutes(context));
   app.route('/api', eventRoutes(context));
   app.route('/api', sessionRoutes(context));
   app.route('/', webRoutes());

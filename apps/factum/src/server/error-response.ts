@@ -19,6 +19,12 @@ const runStatuses = {
   invalid_input: 400,
   persistence: 503,
   lease_lost: 503,
+  approval_pending: 409,
+  approval_unknown: 404,
+  approval_decided_twice: 409,
+  already_executed: 409,
+  approval_input_mismatch: 409,
+  not_uncertain: 409,
 } as const satisfies Record<RunErrorCode, ErrorStatus>;
 
 /**

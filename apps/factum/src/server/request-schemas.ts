@@ -17,6 +17,34 @@ export type TurnRequest = z.infer<typeof TurnRequestSchema>;
 export const HandoffRequestSchema = z.strictObject({ intent: HandoffIntentSchema });
 export type HandoffRequest = z.infer<typeof HandoffRequestSchema>;
 
+/** The body of `POST /api/operations/:id/decision`. */
+export const DecisionRequestSchema = z.strictObject({
+  decision: z.enum(['approve', 'deny']),
+  note: z.string().min(1).max(2048).optional(),
+  /** The digest of the input the client showed: the decision is refused if the call's differs. */
+  inputDigest: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/)
+    .optional(),
+});
+export type DecisionRequest = z.infer<typeof DecisionRequestSchema>;
+
+/** The body of `POST /api/operations/:id/resolution`. */
+export const ResolutionRequestSchema = z
+  .strictObject({
+    outcome: z.enum(['succeeded', 'failed', 'not_run']),
+    result: z
+      .string()
+      .max(64 * 1024)
+      .optional(),
+    note: z.string().min(1).max(2048),
+  })
+  .refine((body) => body.result === undefined || body.outcome === 'succeeded', {
+    message: 'result goes with outcome succeeded only',
+    path: ['result'],
+  });
+export type ResolutionRequest = z.infer<typeof ResolutionRequestSchema>;
+
 /** The body of the bodiless actions (cancel, commit, release): nothing, or `{}`. */
 export const EmptyRequestSchema = z.strictObject({});
 

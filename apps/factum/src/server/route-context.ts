@@ -19,6 +19,10 @@ export type RouteContext = {
   readonly instructions: string | undefined;
   readonly handoff: HandoffTimeouts;
   readonly closing: AbortSignal;
+  /** Tools whose every call waits for a person, in every turn and continuation. */
+  readonly requireApproval: readonly string[];
+  /** Who decides through this server, as decisions record it (`by`). */
+  readonly operator: string;
 };
 
 /**

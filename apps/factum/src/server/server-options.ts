@@ -32,6 +32,10 @@ export type ServerOptions = {
   /** Aborting it closes the server: live streams end, held handoffs are released, no new turn starts. */
   readonly signal?: AbortSignal;
   readonly logger?: ServerLogger;
+  /** Tools whose every call waits for a person's approval (default: only the tools' own rules). */
+  readonly requireApproval?: readonly string[];
+  /** Who decides through this server, as approvals and resolutions record it (default `web`). */
+  readonly operator?: string;
 };
 
 /** The defaults of the optional limits. */

@@ -12,7 +12,9 @@ const HEARTBEAT_MS = 15_000;
  * Server-sent events of one session: every fact after the cursor (`Last-Event-ID`,
  * else `?after=`, else the start), then each new fact as it is written. Each message
  * is `event: fact`, `id: <sequence>`, `data: {"sequence", "event"}`, so a reconnecting
- * EventSource resumes exactly where it stopped.
+ * EventSource resumes exactly where it stopped. An `approval_requested` or
+ * `approval_decided` fact is followed by an event of that name with the same data (and
+ * no id of its own), so a client can listen for the decisions alone.
  */
 export function streamSessionEvents(c: Context, context: RouteContext, sessionId: string): Response {
   const query = readQuery(c, StreamQuerySchema);
@@ -45,7 +47,12 @@ export function streamSessionEvents(c: Context, context: RouteContext, sessionId
         });
         for (const stored of page) {
           if (signal.aborted) return;
-          await stream.writeSSE({ id: String(stored.sequence), event: 'fact', data: JSON.stringify(stored) });
+          const data = JSON.stringify(stored);
+          await stream.writeSSE({ id: String(stored.sequence), event: 'fact', data });
+          // Decisions a person must take are also named events, for clients that wait only for them.
+          const kind = stored.event.fact.kind;
+          if (kind === 'approval_requested' || kind === 'approval_decided')
+            await stream.writeSSE({ event: kind, data });
           cursor = stored.sequence;
         }
         if (page.length === PAGE) continue;

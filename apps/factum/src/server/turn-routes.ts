@@ -32,6 +32,7 @@ export function turnRoutes(context: RouteContext): Hono {
         kind: 'message',
         message: body.message,
         tools: context.tools(),
+        requireApproval: context.requireApproval,
         ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
       },
     });
@@ -50,7 +51,8 @@ export function turnRoutes(context: RouteContext): Hono {
   return app;
 }
 
-function resolveProvider(context: RouteContext): ProviderConfig {
+/** The provider of a new run, or the 503 that says how to configure one. */
+export function resolveProvider(context: RouteContext): ProviderConfig {
   try {
     return context.provider();
   } catch (error) {

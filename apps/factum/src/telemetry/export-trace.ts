@@ -4,19 +4,21 @@ import type { FactumRuntime } from '../factum-runtime.js';
 import type { OtlpTracing } from './otlp-tracing.js';
 
 /**
- * Exports a finished invocation's trace and flushes it before the command exits. A
+ * Exports finished invocations' traces and flushes it before the command exits. A
  * collector that is down costs a warning, never the run's exit code: the log, not the
  * trace, is the record.
  */
 export async function exportTrace(
   tracing: OtlpTracing | undefined,
   runtime: FactumRuntime,
-  invocation: Invocation,
+  invocation: Invocation | readonly Invocation[],
   context: CliContext,
 ): Promise<void> {
   if (tracing === undefined) return;
   try {
-    await tracing.exportInvocation(runtime.log, invocation);
+    // A run continued after approvals is several invocations, each its own trace.
+    for (const each of Array.isArray(invocation) ? invocation : [invocation])
+      await tracing.exportInvocation(runtime.log, each);
     await tracing.shutdown();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

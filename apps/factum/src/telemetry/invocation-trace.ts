@@ -40,6 +40,8 @@ export const EVENTS = {
   reconciled: 'factum.operation.reconciled',
   rejected: 'factum.tool.rejected',
   interrupted: 'factum.invocation.interrupted',
+  approvalRequested: 'factum.approval.requested',
+  approvalDecided: 'factum.approval.decided',
 } as const;
 
 const at = (stored: StoredEvent) => new Date(stored.event.timestamp);
@@ -201,6 +203,21 @@ export function traceInvocation(options: {
             'factum.policy': fact.policy,
             'factum.decision': fact.decision.kind,
           },
+          at(stored),
+        );
+        break;
+      case 'approval_requested':
+        root.span.addEvent(
+          EVENTS.approvalRequested,
+          { [ATTR.toolName]: fact.call.name, [ATTR.operationId]: fact.operationId },
+          at(stored),
+        );
+        break;
+      case 'approval_decided':
+        // Who decided is a person's name: only the decision is exported.
+        root.span.addEvent(
+          EVENTS.approvalDecided,
+          { [ATTR.operationId]: fact.operationId, 'factum.decision': fact.decision },
           at(stored),
         );
         break;

@@ -27,8 +27,10 @@ export async function renderTimeline(
   const c = options.colors;
   const settled = new Map<string, StoredEvent>();
   const reconciled = new Map<string, StoredEvent>();
+  const decisions = new Map<string, number>();
   for (const stored of events) {
     const fact = stored.event.fact;
+    if (fact.kind === 'approval_decided') decisions.set(fact.operationId, stored.sequence);
     if (fact.kind === 'tool_settled') settled.set(fact.operationId, stored);
     if (fact.kind === 'tool_reconciled') reconciled.set(fact.operationId, stored);
   }
@@ -136,10 +138,36 @@ export async function renderTimeline(
             : decision.kind === 'failed'
               ? `${c.red(`failed {${t(decision.error.code)}}`)} ${t(decision.error.message)}`
               : decision.kind === 'not_run'
-                ? c.yellow('did not run')
+                ? c.yellow('not run')
                 : `${c.yellow('unknown')} ${t(decision.note)}`;
-        lines.push(`${at(sequence)} recover  ${t(name)} reconciled by ${t(fact.policy)}: ${detail}`);
+        const who =
+          fact.policy === 'operator'
+            ? `resolved by ${t(fact.by ?? 'an operator')}`
+            : `reconciled by ${t(fact.policy)}`;
+        lines.push(`${at(sequence)} recover  ${t(name)} ${who}: ${detail}`);
+        if (fact.note !== undefined) lines.push(...under(`note: ${fact.note}`, true));
         if (decision.kind === 'succeeded') lines.push(...under(textOf(value), true));
+        break;
+      }
+      case 'approval_requested': {
+        const decided = decisions.get(fact.operationId);
+        const state =
+          decided === undefined ? c.yellow('waiting for a person') : c.dim(`decided at #${decided}`);
+        lines.push(
+          `${at(sequence)} approval ${c.yellow('⏸')} ${describeCall(fact.call.name, fact.call.input)} ${c.dim('—')} needs approval: ${t(fact.reason)} ${c.dim('·')} ${state}`,
+        );
+        lines.push(...under(JSON.stringify(fact.call.input, null, 2) ?? 'null', true));
+        break;
+      }
+      case 'approval_decided': {
+        const mark =
+          fact.decision === 'approved'
+            ? c.green('✔ approved')
+            : fact.decision === 'denied'
+              ? c.yellow('⊘ denied')
+              : c.yellow('⌛ expired');
+        lines.push(`${at(sequence)} approval ${mark} ${c.dim(t(`${fact.operationId} · by ${fact.by}`))}`);
+        if (fact.note !== undefined) lines.push(...under(`note: ${fact.note}`, true));
         break;
       }
       case 'invocation_ended': {
@@ -152,17 +180,13 @@ export async function renderTimeline(
               : outcome.kind === 'cancelled'
                 ? c.yellow(`cancelled {${outcome.source}}`)
                 : outcome.kind === 'approval_pending'
-                  ? c.yellow(`waiting for approval of ${t(outcome.operations.join(', '))}`)
+                  ? c.yellow(
+                      `awaiting approval of ${plural(outcome.operations.length, 'call')}: factum approve|deny <operation>`,
+                    )
                   : c.yellow(`paused for a handoff to run ${t(outcome.pause.intent.successorRunId)}`);
         lines.push(`${at(sequence)} ended    ${text}`);
         break;
       }
-      case 'approval_requested':
-        lines.push(`${at(sequence)} approval ${t(fact.call.name)} requested: ${t(fact.reason)}`);
-        break;
-      case 'approval_decided':
-        lines.push(`${at(sequence)} approval ${t(fact.operationId)} ${fact.decision} by ${t(fact.by)}`);
-        break;
       default:
         fact satisfies never;
     }

@@ -227,6 +227,13 @@ export class RunView {
         );
         return;
       }
+      case 'approval_requested': {
+        this.#print(
+          `${c.yellow('⏸')} ${describeCall(fact.call.name, fact.call.input)} ${c.dim('—')} ${c.yellow('waits for a person’s approval')}`,
+          0,
+        );
+        return;
+      }
       default:
         return;
     }

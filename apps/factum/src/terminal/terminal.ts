@@ -69,6 +69,11 @@ export class Terminal {
     this.#atLineStart = true;
   }
 
+  /** A person's answer ended the open line (their Enter echoed a newline): nothing to close. */
+  answered(): void {
+    this.#atLineStart = true;
+  }
+
   /** Ends a line streamed text left open. */
   endLine(): void {
     if (!this.#atLineStart) this.#init.stdout.write('\n');

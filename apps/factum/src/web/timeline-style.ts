@@ -115,4 +115,14 @@ button.link { border: 0; background: none; color: var(--accent); padding: 0 4px;
 .new-form label { display: flex; gap: 8px; align-items: center; font-size: 13px; color: var(--muted); }
 .new-form textarea { min-height: 70px; }
 .new-form .actions { display: flex; gap: 8px; }
+.approval { margin: 2px 0; border: 2px solid var(--warn-line); border-radius: 8px; background: var(--warn-bg); padding: 7px 10px; }
+.approval.approved { border: 1px solid var(--line); background: var(--ok-bg); }
+.approval.denied, .approval.expired { border: 1px solid var(--bad-line); background: var(--bad-bg); }
+.approval .tool { font-family: var(--mono); font-weight: 600; }
+.approval .why { margin-top: 4px; font-weight: 600; color: var(--warn); }
+.approval-actions, .approval-decided, .resolve { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin-top: 6px; }
+.approval-actions input, .resolve input { flex: 1; min-width: 180px; }
+.resolve { padding: 7px 10px; border-top: 1px solid var(--warn-line); }
+.badge.awaiting_approval { background: var(--warn-bg); color: var(--warn); }
+.row.ended.awaiting_approval { background: var(--warn-bg); }
 `;
