@@ -64,7 +64,12 @@ export async function startHarness(
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'factum-server-'));
   const provider = await startScriptedProvider();
-  const runtime = await FactumRuntime.open({ target: { dataDir: dir }, modelTimeoutMs: 10_000 });
+  const runtime = await FactumRuntime.open({
+    target: { dataDir: dir },
+    modelTimeoutMs: 10_000,
+    // As `factum serve` does: viewers follow model steps in the log as they happen.
+    engine: { liveModelFacts: true },
+  });
   const effect = new EchoEffect();
   const tools = new ToolCatalog([
     {

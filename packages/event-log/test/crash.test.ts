@@ -78,5 +78,5 @@ describe('crash safety', () => {
     expect(acked.size).toBeGreaterThan(0);
     // Kills landed in commits of both kinds: in the writer thread and on the event loop.
     expect(committers).toEqual(new Set(['writer_thread', 'event_loop']));
-  }, 60_000);
+  }, 180_000);
 });

@@ -154,7 +154,9 @@ async function waitForSweep(target: LogTarget, dead: readonly string[]): Promise
   if (dead.length === 0) return [];
   const log = await EventLog.open(target);
   try {
-    const deadline = performance.now() + FLEET_TTL_MS + 4 * FLEET_SWEEP_MS + 10_000;
+    // A deadline, not a pause: on a quiet machine the sweep lands within the TTL and a
+    // sweep or two; a saturated one (survivors starved of CPU) may need much longer.
+    const deadline = performance.now() + FLEET_TTL_MS + 4 * FLEET_SWEEP_MS + 30_000;
     for (;;) {
       const left = (await log.unfinishedOwnership(100_000))
         .filter((u) => u.ownership.owner !== undefined && dead.includes(u.ownership.owner.hostId))

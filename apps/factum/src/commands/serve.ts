@@ -76,7 +76,9 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   const tracing = await tracingFrom(options, context.env);
   const target: RuntimeTarget =
     options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };
-  const runtime = await FactumRuntime.open({ target });
+  // The web timeline follows the log: a server records each model step as it happens
+  // (without waiting for it) so that viewers see a request while its answer streams.
+  const runtime = await FactumRuntime.open({ target, engine: { liveModelFacts: true } });
   // A server is a host from its start: it recovers what dead hosts left and sweeps for
   // them from then on; other live processes' runs (a CLI, another server) are left alone.
   await runtime.engine.recover().catch(async (error: unknown) => {
