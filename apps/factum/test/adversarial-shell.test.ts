@@ -146,6 +146,8 @@ describe.skipIf(!sandboxed)('the shell runs in a sandbox', () => {
           'network',
           '--allow-shell',
           '--allow-network',
+          // This test is about the sandbox's network, not about approvals.
+          '--no-shell-approval',
           '--dir',
           dir.dataDir,
           ...providerArgs(provider.baseUrl),
@@ -174,9 +176,14 @@ describe('the shell’s processes end with the run', () => {
         { toolCalls: [{ id: 'stubborn', name: 'shell', arguments: { command: STUBBORN } }] },
         { text: 'never' },
       );
-      const cli = startCli(['run', 'go', mode, '--dir', dir.dataDir, ...providerArgs(provider.baseUrl)], {
-        cwd: dir.workspace,
-      });
+      // An unsandboxed shell needs approval by default; these tests are about process groups.
+      const approval = mode === '--unsandboxed-shell' ? ['--no-shell-approval'] : [];
+      const cli = startCli(
+        ['run', 'go', mode, ...approval, '--dir', dir.dataDir, ...providerArgs(provider.baseUrl)],
+        {
+          cwd: dir.workspace,
+        },
+      );
       await eventually(() => existsSync(join(dir.workspace, 'started.txt')), 60_000);
       cli.child.kill('SIGINT');
       await eventually(() => cli.output.stdout.includes('cancelling'));
@@ -204,7 +211,15 @@ describe('the shell’s processes end with the run', () => {
       { text: 'ok' },
     );
     const result = await runCli(
-      ['run', 'go', '--unsandboxed-shell', '--dir', dir.dataDir, ...providerArgs(provider.baseUrl)],
+      [
+        'run',
+        'go',
+        '--unsandboxed-shell',
+        '--no-shell-approval',
+        '--dir',
+        dir.dataDir,
+        ...providerArgs(provider.baseUrl),
+      ],
       { cwd: dir.workspace },
     );
     expect(result.code).toBe(0);
@@ -240,7 +255,15 @@ describe('the shell’s processes end with the run', () => {
     expect(rejected).toMatchObject({ name: 'shell', reason: { kind: 'unavailable' } });
 
     const explicit = await runCli(
-      ['run', 'go', '--unsandboxed-shell', '--dir', dir.dataDir, ...providerArgs(provider.baseUrl)],
+      [
+        'run',
+        'go',
+        '--unsandboxed-shell',
+        '--no-shell-approval',
+        '--dir',
+        dir.dataDir,
+        ...providerArgs(provider.baseUrl),
+      ],
       { cwd: dir.workspace, env },
     );
     expect(explicit.code).toBe(0);

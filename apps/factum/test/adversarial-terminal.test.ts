@@ -62,7 +62,10 @@ describe('the terminal shows text, never commands', () => {
     provider.script({
       toolCalls: [{ id: 's', name: 'shell', arguments: { command: `touch started; sleep 30 # ${TITLE}` } }],
     });
-    const cli = startCli(['run', 'hang', '--unsandboxed-shell', ...args], { cwd: dir.workspace, env });
+    const cli = startCli(['run', 'hang', '--unsandboxed-shell', '--no-shell-approval', ...args], {
+      cwd: dir.workspace,
+      env,
+    });
     await eventually(() => existsSync(join(dir.workspace, 'started')), 60_000);
     cli.child.kill('SIGKILL');
     await cli.exited;
