@@ -2,19 +2,18 @@ import type { PendingApproval } from '@factum/event-log';
 import type { ProviderConfig } from '@factum/model';
 import type { CAC } from 'cac';
 import { FactumRuntime } from '../factum-runtime.js';
-import { exportTrace } from '../telemetry/export-trace.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { describeCall } from '../terminal/describe-call.js';
 import { shownText } from '../terminal/terminal-text.js';
-import { approvalsOf, continueParked, printParked, settleApprovals } from './approval-flow.js';
+import { approvalsOf, continueParked } from './approval-flow.js';
 import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions, operatorName } from './cli-context.js';
 import { CliError } from './cli-error.js';
+import { finishTurn } from './finish-turn.js';
 import { indexInvocations } from './invocation-index.js';
-import { exitCodeOf } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
-import { instructionsFor, printSummary, scriptedRoute } from './run.js';
+import { instructionsFor, scriptedRoute } from './run.js';
 import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 
 type DecideOptions = GlobalOptions &
@@ -179,15 +178,5 @@ async function continueAfter(
     processes,
     toolServers: mcp.servers,
   } as const;
-  const ended = [];
-  const continued = await continueParked(parked, setup);
-  ended.push(continued.invocation);
-  const outcome = await settleApprovals(continued, {
-    ...setup,
-    ended: (next) => ended.push(next.invocation),
-  });
-  await exportTrace(tracing, runtime, ended, context);
-  if (outcome.outcome.kind === 'approval_pending') await printParked(context, runtime, outcome.invocation);
-  printSummary(context, outcome);
-  return exitCodeOf(outcome.outcome);
+  return finishTurn(await continueParked(parked, setup), setup, tracing);
 }

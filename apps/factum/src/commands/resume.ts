@@ -1,16 +1,15 @@
 import type { CAC } from 'cac';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
-import { exportTrace } from '../telemetry/export-trace.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
-import { printParked, settleApprovals } from './approval-flow.js';
 import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
+import { finishTurn } from './finish-turn.js';
 import { indexInvocations } from './invocation-index.js';
-import { exitCodeOf, runLive } from './live-run.js';
+import { runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
-import { instructionsFor, printSummary } from './run.js';
+import { instructionsFor } from './run.js';
 import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 
 type ResumeOptions = GlobalOptions &
@@ -96,22 +95,20 @@ export function registerResume(cli: CAC, context: CliContext): void {
         },
       },
     });
-    const ended = [invocation];
-    const outcome = await settleApprovals(first, {
-      context,
-      runtime,
-      provider,
-      configuration,
-      instructions: instructionsFor(workspace),
-      tools: () => catalog(mcp.registrations),
-      requireApproval,
-      processes,
-      toolServers: mcp.servers,
-      ended: (next) => ended.push(next.invocation),
-    });
-    await exportTrace(tracing, runtime, ended, context);
-    if (outcome.outcome.kind === 'approval_pending') await printParked(context, runtime, outcome.invocation);
-    printSummary(context, outcome);
-    return exitCodeOf(outcome.outcome);
+    return finishTurn(
+      first,
+      {
+        context,
+        runtime,
+        provider,
+        configuration,
+        instructions: instructionsFor(workspace),
+        tools: () => catalog(mcp.registrations),
+        requireApproval,
+        processes,
+        toolServers: mcp.servers,
+      },
+      tracing,
+    );
   });
 }

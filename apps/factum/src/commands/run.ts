@@ -1,15 +1,12 @@
 import type { InvocationConfiguration } from '@factum/agent-facts';
-import type { RunOutcome } from '@factum/engine';
 import type { CAC } from 'cac';
 import type { Workspace } from '../builtin-tools/workspace.js';
 import { FactumRuntime, newInvocation } from '../factum-runtime.js';
-import { exportTrace } from '../telemetry/export-trace.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
-import { shownText } from '../terminal/terminal-text.js';
-import { printParked, settleApprovals } from './approval-flow.js';
 import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
-import { describeOutcome, exitCodeOf, runLive } from './live-run.js';
+import { finishTurn } from './finish-turn.js';
+import { runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
 import {
   type ProviderOptions,
@@ -108,25 +105,22 @@ export function registerRun(cli: CAC, context: CliContext): void {
           },
         },
       });
-      const ended = [invocation];
       // On a TTY each pending call is asked about inline and the run goes on here.
-      const outcome = await settleApprovals(first, {
-        context,
-        runtime,
-        provider,
-        configuration,
-        instructions: instructionsFor(workspace),
-        tools: () => catalog(mcp.registrations),
-        requireApproval,
-        processes,
-        toolServers: mcp.servers,
-        ended: (continued) => ended.push(continued.invocation),
-      });
-      await exportTrace(tracing, runtime, ended, context);
-      if (outcome.outcome.kind === 'approval_pending')
-        await printParked(context, runtime, outcome.invocation);
-      printSummary(context, outcome);
-      return exitCodeOf(outcome.outcome);
+      return finishTurn(
+        first,
+        {
+          context,
+          runtime,
+          provider,
+          configuration,
+          instructions: instructionsFor(workspace),
+          tools: () => catalog(mcp.registrations),
+          requireApproval,
+          processes,
+          toolServers: mcp.servers,
+        },
+        tracing,
+      );
     });
 }
 
@@ -143,31 +137,4 @@ export async function scriptedRoute(
     ...(kind === undefined ? {} : { kind }),
     ...(options.model === undefined ? {} : { model: String(options.model) }),
   });
-}
-
-/** The closing lines of a run: how it ended, what it used, how to continue. */
-export function printSummary(context: CliContext, result: RunOutcome): void {
-  const { terminal } = context;
-  const c = terminal.colors;
-  const { outcome } = result;
-  const [sessionId, runId, invocationId] = [
-    result.invocation.sessionId,
-    result.invocation.runId,
-    result.invocation.invocationId,
-  ].map(shownText);
-  const status =
-    outcome.kind === 'completed'
-      ? c.green(describeOutcome(outcome))
-      : outcome.kind === 'cancelled' || outcome.kind === 'approval_pending'
-        ? c.yellow(describeOutcome(outcome))
-        : c.red(describeOutcome(outcome));
-  terminal.line();
-  terminal.line(
-    `${status} ${c.dim(`· ${result.steps} model step${result.steps === 1 ? '' : 's'} · ${result.usage.totalTokens} tokens`)}`,
-  );
-  terminal.line(`${c.dim('session')} ${c.bold(sessionId!)} ${c.dim('· run')} ${runId}`);
-  if (outcome.kind === 'approval_pending')
-    terminal.line(c.dim('decide: factum approvals, then factum approve|deny <operation>'));
-  else terminal.line(c.dim(`continue: factum run --session ${sessionId} "<message>"`));
-  terminal.line(c.dim(`timeline: factum show ${invocationId}`));
 }
