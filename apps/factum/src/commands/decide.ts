@@ -178,5 +178,5 @@ async function continueAfter(
     processes,
     toolServers: mcp.servers,
   } as const;
-  return finishTurn(await continueParked(parked, setup), setup, tracing);
+  return await finishTurn(await continueParked(parked, setup), setup, tracing);
 }

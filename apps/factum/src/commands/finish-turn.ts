@@ -10,7 +10,8 @@ import { describeOutcome, exitCodeOf } from './live-run.js';
  * How every command that runs a turn (`run`, `resume`, `approve`, `deny`) ends it: the
  * calls it parked on are asked about inline where a person can answer (each answer
  * continues the run here), every invocation it took is exported as a trace, what still
- * waits is listed, and the summary printed. Returns the command's exit code.
+ * waits is listed, and the summary printed. Returns the command's exit code. Callers
+ * `return await` it: their `await using` runtime would otherwise close under it.
  */
 export async function finishTurn(
   first: RunOutcome,

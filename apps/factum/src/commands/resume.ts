@@ -95,7 +95,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
         },
       },
     });
-    return finishTurn(
+    return await finishTurn(
       first,
       {
         context,

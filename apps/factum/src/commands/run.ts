@@ -106,7 +106,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
         },
       });
       // On a TTY each pending call is asked about inline and the run goes on here.
-      return finishTurn(
+      return await finishTurn(
         first,
         {
           context,
