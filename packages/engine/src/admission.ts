@@ -8,6 +8,17 @@ import { RunError } from './run-error.js';
 import type { RunInput } from './run-input.js';
 import type { SessionProjection } from './session-projection.js';
 
+/** How an admitted run opens. */
+export type Admitted = {
+  /** The input its `invocation_opened` records. */
+  readonly input: InvocationInput;
+  /**
+   * A continuation that carries out a person's decisions: its first write is a T1 or a
+   * rejection, which its opening may ride along with.
+   */
+  readonly carriesOutDecisions: boolean;
+};
+
 /**
  * Checks what the log must show before a run may open, and says how its opening will
  * be recorded. Throws `RunError`; writes nothing.
@@ -17,7 +28,7 @@ export async function admit(
   input: RunInput,
   bounds: ContextBounds,
   projection: SessionProjection,
-): Promise<InvocationInput> {
+): Promise<Admitted> {
   const { work, invocation } = input;
   const events = (await projection.view(log, bounds)).events;
   if (events.some(({ event }) => event.invocation.invocationId === invocation.invocationId)) {
@@ -26,6 +37,7 @@ export async function admit(
       `invocation ${invocation.invocationId} already exists in session ${invocation.sessionId}`,
     );
   }
+  refuseOccupied(events, input.invocation.invocationId, input.invocation.sessionId);
   switch (work.kind) {
     case 'message': {
       const previous = [...events].reverse().find(({ event }) => event.fact.kind === 'invocation_opened');
@@ -34,29 +46,71 @@ export async function admit(
       }
       refuseWaiting(events);
       return {
-        kind: 'message',
-        content: work.message,
-        sourceMessages: [...(work.sourceMessages ?? [])],
-        ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
+        input: {
+          kind: 'message',
+          content: work.message,
+          sourceMessages: [...(work.sourceMessages ?? [])],
+          ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
+        },
+        carriesOutDecisions: false,
       };
     }
     case 'continuation': {
       await checkBoundary(log, work.source);
       if (!work.allowPriorUnknown) refuseUncertain(events, work.source.invocation.invocationId);
-      refuseParked(events, work.source);
+      const carriesOutDecisions = refuseParked(events, work.source);
       return {
-        kind: 'continuation',
-        source: work.source,
-        ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
+        input: {
+          kind: 'continuation',
+          source: work.source,
+          ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
+        },
+        carriesOutDecisions,
       };
     }
     case 'handoff': {
       await checkBoundary(log, work.source);
       checkSuccessor(events, input);
-      return { kind: 'handoff', source: work.source, pause: work.pause };
+      return {
+        input: { kind: 'handoff', source: work.source, pause: work.pause },
+        carriesOutDecisions: false,
+      };
     }
     default:
       return work satisfies never;
+  }
+}
+
+/**
+ * The log's own admission rules, checked on the session's history before anything is
+ * written (the log checks them again when the opening commits, which may be later): a
+ * live invocation makes the session `busy`; a handoff pause holds it for its successor.
+ */
+function refuseOccupied(events: readonly SessionEvent[], invocationId: string, sessionId: string): void {
+  let live: string | null = null;
+  let heldFor: string | null = null;
+  for (const { event } of events) {
+    const fact = event.fact;
+    if (fact.kind === 'invocation_opened') {
+      live = event.invocation.invocationId;
+      heldFor = null;
+    } else if (fact.kind === 'invocation_ended') {
+      live = null;
+      heldFor =
+        fact.outcome.kind === 'handoff_paused' ? fact.outcome.pause.intent.successorInvocationId : null;
+    }
+  }
+  if (live !== null) {
+    throw new RunError(
+      'busy',
+      `session ${sessionId} already has a live invocation (${live}); one invocation per session runs at a time`,
+    );
+  }
+  if (heldFor !== null && heldFor !== invocationId) {
+    throw new RunError(
+      'sealed',
+      `session ${sessionId} is paused for a handoff to invocation ${heldFor}; only that successor may continue it`,
+    );
   }
 }
 

@@ -17,6 +17,7 @@ import { executionFingerprint } from './execution-fingerprint.js';
 import type { HandoffGate, Sealing } from './handoff-gate.js';
 import type { InvocationWriter } from './invocation-writer.js';
 import { addUsage, type ContextBounds, modelTurn, type RunObserver } from './model-turn.js';
+import { openingRefused } from './opening-refused.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import type { SessionProjection } from './session-projection.js';
@@ -81,12 +82,14 @@ export class AgentLoop {
       this.#sealing?.settle.resolve(this.#sealing.pause);
     } catch (error) {
       this.#sealing?.settle.reject(error);
+      // An opening the log refused (it rode with the first waited-for commit): nothing of
+      // this run was written, and the caller learns why as from `start`.
+      const refused = await writer.openingRefusal();
+      if (refused !== undefined) throw openingRefused(refused);
       throw new RunError(
         'persistence',
         'the end of the invocation could not be recorded; recovery will end it',
-        {
-          cause: error,
-        },
+        { cause: error },
       );
     } finally {
       gate.close(new RunError('handoff_unavailable', `the run ended (${outcome.kind}) before a safe point`));

@@ -22,10 +22,12 @@ export function refuseWaiting(events: readonly SessionEvent[]): void {
 /**
  * A continuation from a parked run needs every waiting call decided, and none of its
  * calls left uncertain by an earlier continuation that crashed (resolve those first).
+ * Returns whether the continuation carries out decisions (its first write is then a
+ * T1 or a rejection).
  */
-export function refuseParked(events: readonly SessionEvent[], source: RunBoundary): void {
+export function refuseParked(events: readonly SessionEvent[], source: RunBoundary): boolean {
   const parked = parkedRunOf(events, source.invocation.invocationId);
-  if (parked === undefined || source.highWater < parked.endSequence) return;
+  if (parked === undefined || source.highWater < parked.endSequence) return false;
   const uncertain = parked.operations.filter((operation) => operation.state === 'uncertain');
   if (uncertain.length > 0) {
     throw new RunError(
@@ -42,4 +44,5 @@ export function refuseParked(events: readonly SessionEvent[], source: RunBoundar
       `operations still wait for a decision (${undecided.map((op) => op.operationId).join(', ')})`,
     );
   }
+  return parked.operations.some((operation) => operation.state === 'waiting');
 }

@@ -1,12 +1,6 @@
 import type { EventOrigin } from '@factum/agent-facts';
 import type { CodeExecutor } from '@factum/code-runtime';
-import {
-  AppendRefusedError,
-  type EventLog,
-  type LeaseOptions,
-  type PendingApproval,
-  type RecoveryReport,
-} from '@factum/event-log';
+import type { EventLog, LeaseOptions, PendingApproval, RecoveryReport } from '@factum/event-log';
 import type { ModelExecutor } from '@factum/model';
 import { admit } from './admission.js';
 import { AgentLoop } from './agent-loop.js';
@@ -14,6 +8,7 @@ import { type ApprovalDecision, type DecideOptions, decideApproval } from './app
 import { HandoffGate } from './handoff-gate.js';
 import { InvocationWriter } from './invocation-writer.js';
 import type { ContextBounds, RunObserver } from './model-turn.js';
+import { openingRefused } from './opening-refused.js';
 import { type OperationResolution, type ResolveOptions, resolveOperation } from './operator-resolution.js';
 import { type ParkedRunView, parkedRunView } from './parked-run-view.js';
 import { RecoverySweeper, sweepOnce } from './recovery-sweeper.js';
@@ -201,9 +196,12 @@ export class Engine {
   }
 
   /**
-   * Admits and starts a run; resolves once `invocation_opened` is durable. Refusals
-   * (`busy`, `sealed`, `fingerprint_mismatch`, …) write nothing. Aborting `signal`
-   * cancels this run only.
+   * Admits and starts a run; resolves once `invocation_opened` is durable — except for
+   * a continuation that carries out a person's decisions, whose opening rides with its
+   * first T1 or rejection. Refusals (`busy`, `sealed`, `fingerprint_mismatch`, …) write
+   * nothing; one that only the log sees when a riding opening commits (another process
+   * continued the same run a moment before) ends the run with the same error before any
+   * effect. Aborting `signal` cancels this run only.
    */
   async start(input: RunInput, options: RunOptions = {}): Promise<RunningInvocation> {
     const { sessionId } = input.invocation;
@@ -216,16 +214,24 @@ export class Engine {
     try {
       await this.host();
       if (this.#options.recoverOnStart) await this.recover();
-      const opened = await admit(this.#log, input, this.#options.contextBounds, projection);
+      const admitted = await admit(this.#log, input, this.#options.contextBounds, projection);
       const writer = new InvocationWriter(this.#log, input.invocation, {
         projection,
         eager: this.#options.liveModelFacts,
         ...(this.#options.origin ? { origin: this.#options.origin } : {}),
       });
-      // Waited for: the caller is told the run started only once its opening is durable.
-      await writer
-        .write({ kind: 'invocation_opened', configuration: input.configuration, input: opened })
-        .catch(refusal);
+      const opening = {
+        kind: 'invocation_opened',
+        configuration: input.configuration,
+        input: admitted.input,
+      } as const;
+      // Waited for: the caller is told the run started once its opening is durable —
+      // except a continuation that carries out decisions, whose opening rides with its
+      // first T1 or rejection (a refusal by the log then ends the run with this error).
+      const opened = admitted.carriesOutDecisions ? writer.open(opening) : writer.write(opening);
+      await opened.catch((error: unknown) => {
+        throw openingRefused(error);
+      });
       return this.#launch(input, writer, projection, options);
     } catch (error) {
       this.#live.delete(sessionId);
@@ -298,13 +304,4 @@ export class Engine {
     void tracked.then(() => this.#workers.delete(tracked));
     return new RunningInvocation({ invocation: input.invocation, handoff: gate, done, cancel });
   }
-}
-
-function refusal(error: unknown): never {
-  if (AppendRefusedError.isInstance(error)) {
-    if (error.code === 'session_busy') throw new RunError('busy', error.message, { cause: error });
-    if (error.code === 'session_held') throw new RunError('sealed', error.message, { cause: error });
-    if (error.code === 'lease_expired') throw new RunError('lease_lost', error.message, { cause: error });
-  }
-  throw new RunError('persistence', 'the opening of the invocation could not be recorded', { cause: error });
 }

@@ -39,6 +39,9 @@ export class InvocationWriter implements EventSink {
   #riders: EventWrite[] = [];
   /** Eager mode: deferred commits in flight, checked by the next waited-for commit. */
   #unwaited: Promise<CommitReceipt>[] = [];
+  /** The invocation's opening while it rides along, and its commit once sent. */
+  #opening: EventWrite | undefined;
+  #openingCommit: Promise<CommitReceipt> | undefined;
 
   constructor(log: EventLog, invocation: Invocation, options: WriterOptions = {}) {
     this.#log = log;
@@ -47,11 +50,44 @@ export class InvocationWriter implements EventSink {
   }
 
   /**
+   * Records the invocation's `invocation_opened` to ride with the run's first
+   * waited-for commit (a continuation's first T1 or rejection), so a run that dies
+   * before that leaves no trace: it had no effect. Eager, it is committed and waited
+   * for at once (a tail of the log sees the run).
+   */
+  async open(fact: Fact & { kind: 'invocation_opened' }): Promise<void> {
+    if (this.#options.eager) {
+      await this.write(fact);
+      return;
+    }
+    this.#opening = this.#plain(fact);
+    this.#riders.push(this.#opening);
+  }
+
+  /**
+   * The log's refusal of the invocation's opening (another process admitted the session
+   * first, say), once the commit that carried it has settled; `undefined` if it was
+   * accepted, not sent yet, or failed otherwise.
+   */
+  async openingRefusal(): Promise<unknown> {
+    const commit = this.#openingCommit;
+    if (commit === undefined) return undefined;
+    return commit.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  }
+
+  /**
    * Records `fact` without waiting: it becomes durable with the next waited-for commit
    * (or, eager, in a group commit nobody waits on). Throws at once if it does not parse.
    */
-  defer(fact: Fact): void {
-    const write = this.#plain(fact);
+  deferFact(fact: Fact): void {
+    this.defer(this.#plain(fact));
+  }
+
+  /** The `EventSink` side of `deferFact`: a write of the run's tools that may ride along. */
+  defer(write: EventWrite): void {
     if (!this.#options.eager) {
       this.#riders.push(write);
       return;
@@ -98,6 +134,11 @@ export class InvocationWriter implements EventSink {
   /** Queues `group` as one transaction; the projection follows each write's fate. */
   #send(group: readonly EventWrite[]): Promise<CommitReceipt>[] {
     const commits = this.#log.commitTogether(group);
+    const opening = this.#opening === undefined ? -1 : group.indexOf(this.#opening);
+    if (opening >= 0) {
+      this.#openingCommit = commits[opening];
+      this.#opening = undefined;
+    }
     const projection = this.#options.projection;
     if (projection !== undefined) {
       commits.forEach((commit, index) => {

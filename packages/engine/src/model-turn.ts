@@ -45,7 +45,7 @@ export async function modelTurn(options: {
     ...(input.providerOptions ? { providerOptions: input.providerOptions } : {}),
     ...(input.mainOutputLimit === undefined ? {} : { maxOutputTokens: input.mainOutputLimit }),
   };
-  writer.defer({
+  writer.deferFact({
     kind: 'model_requested',
     stepId,
     modelId: input.provider.model,
@@ -57,12 +57,12 @@ export async function modelTurn(options: {
   const stream = options.models.stream(request, { provider: input.provider, signal: options.signal });
   for await (const observation of stream) {
     options.observer?.onObservation?.(stepId, observation);
-    writer.defer({ kind: 'model_observed', stepId, observation });
+    writer.deferFact({ kind: 'model_observed', stepId, observation });
   }
   const step = await stream.step();
   // An eager writer's completion follows every observation durably, as before.
   await writer.confirmEager();
-  writer.defer({ kind: 'model_completed', stepId, output: step });
+  writer.deferFact({ kind: 'model_completed', stepId, output: step });
   return step;
 }
 

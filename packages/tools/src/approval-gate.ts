@@ -15,7 +15,8 @@ const marker = Symbol.for('@factum/approval-requested');
 
 /**
  * Thrown by a step's `invoke` for a call that now waits for a person: its
- * `approval_requested` is durable and nothing ran. It is not a failure of the run; the
+ * `approval_requested` is recorded (durable at the latest with the run's parking end,
+ * whose transaction carries it when the sink defers) and nothing ran. It is not a failure of the run; the
  * step's other calls go on and the invocation parks at the end of the step.
  */
 export class ApprovalRequested extends FactumError {
@@ -67,7 +68,9 @@ export function approvalReason(
 
 /**
  * Records `approval_requested` for a call instead of dispatching it: the exact input,
- * its digest and the reason. Nothing runs.
+ * its digest and the reason. Nothing runs. Nobody outside can act on the request before
+ * the run parks, so it rides with the run's next waited-for commit (the step's next
+ * call or the parking end) when the sink allows it.
  */
 export async function requestApproval(
   context: RunContext,
@@ -76,7 +79,7 @@ export async function requestApproval(
   policy: ApprovalPolicy,
 ): Promise<void> {
   const ttl = prepared.entry?.registration.approvalTtlMs ?? policy.approvalTtlMs;
-  await context.ledger.commit({
+  await context.ledger.defer({
     kind: 'approval_requested',
     operationId: prepared.operationId,
     call: prepared.call,

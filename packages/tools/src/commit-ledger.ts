@@ -53,6 +53,17 @@ export class CommitLedger {
     }
   }
 
+  /**
+   * Records a fact that need not be durable before the run's next waited-for commit
+   * (which carries it, in order), when the sink can hold it; else commits it now.
+   */
+  async defer(fact: Fact): Promise<RuntimeEvent> {
+    if (this.#sink.defer === undefined) return this.commit(fact);
+    const event = RuntimeEvent.create(this.#invocation, fact, this.#origin);
+    this.#sink.defer(EventWrite.plain(event));
+    return event;
+  }
+
   /** Runs `work` as a tracked call: shutdown waits for it. */
   track<T>(work: Promise<T>): Promise<T> {
     this.#inFlight.add(work);
