@@ -31,6 +31,7 @@ import type { LogPrefix } from './log-prefix.js';
 import { prefixOf, type ReadBounds, readBounded, readPage, runEnd, unfinished } from './log-queries.js';
 import type { LogDatabase } from './log-schema.js';
 import type { LogStats } from './log-stats.js';
+import { LoneCommitPlacement } from './lone-commit-placement.js';
 import { migrateToLatest } from './migrations.js';
 import { type OpenDatabase, openSqlite } from './open-database.js';
 import { type SessionHead, sessionHead } from './session-head.js';
@@ -62,9 +63,10 @@ export type EventLogOptions = {
   readonly writerThread?: boolean;
   /**
    * How long a lone write may block the event loop on average, its transaction and
-   * fsync included (default 2 ms). Past it, lone writes commit in the writer thread too,
-   * until the average falls under half of it. `0` sends every write to the thread;
-   * `Infinity` keeps lone writes on the loop.
+   * fsync included (default 4 ms, under the 5 ms of event-loop lateness the log allows
+   * itself). Past it, lone writes commit in the writer thread too, until the average
+   * falls under half of it. `0` sends every write to the thread; `Infinity` keeps lone
+   * writes on the loop.
    */
   readonly loneCommitBudgetMs?: number;
   /** Points inside a commit where crash tests stop the process. */
@@ -95,10 +97,8 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #inline: BatchWriter;
   readonly #startThread: (() => BatchWriter) | undefined;
   #thread: BatchWriter | undefined;
-  /** Moving average of what a lone write's commit costs, wherever it ran (ms). */
-  #loneCommitMs = 0;
-  readonly #loneCommitBudgetMs: number;
-  #loneInThread: boolean;
+  /** Where lone writes commit, by what they have cost. */
+  readonly #lone: LoneCommitPlacement;
   #closed: Promise<void> | undefined;
   #commits = 0;
   #facts = 0;
@@ -112,8 +112,7 @@ export class EventLog implements EventSink, AsyncDisposable {
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
     };
     this.#hooks = options.hooks ?? {};
-    this.#loneCommitBudgetMs = options.loneCommitBudgetMs ?? 2;
-    this.#loneInThread = this.#loneCommitBudgetMs <= 0;
+    this.#lone = new LoneCommitPlacement(options.loneCommitBudgetMs ?? 4);
     const beforeCommit = this.#hooks.beforeCommit;
     this.#inline = inlineWriter(store, beforeCommit);
     // The thread starts with the first batch of several writes: a log only read, or
@@ -235,22 +234,15 @@ export class EventLog implements EventSink, AsyncDisposable {
    * that is cheap: the thread would add two wake-ups to its latency (measured: about
    * 0.3 ms, as much as its fsync on a quiet disk). Once lone commits cost more than the
    * budget on average (a slow or busy disk), they go to the thread too, and come back
-   * when the thread measures them at under half the budget: between the two lines
-   * nothing changes, so a disk near the budget does not flip writes between connections.
+   * under half the budget (`LoneCommitPlacement`).
    * A small group of one caller (`commitTogether`, up to `LONE_GROUP_MAX` writes) waits
    * like a lone write and is treated as one: the thread's wake-ups would double its
    * latency (measured: 1.2 ms against 0.7 ms for a group of five on a quiet disk).
    */
   #writerFor(lone: boolean): BatchWriter {
-    if (this.#startThread === undefined || (lone && !this.#loneInThread)) return this.#inline;
+    if (this.#startThread === undefined || (lone && !this.#lone.inThread)) return this.#inline;
     this.#thread ??= this.#startThread();
     return this.#thread;
-  }
-
-  #measureLone(elapsedMs: number): void {
-    this.#loneCommitMs += (elapsedMs - this.#loneCommitMs) * 0.1;
-    if (this.#loneCommitMs >= this.#loneCommitBudgetMs) this.#loneInThread = true;
-    else if (this.#loneCommitMs < this.#loneCommitBudgetMs / 2) this.#loneInThread = false;
   }
 
   async #flush(batch: PendingWrite[], oneGroup: boolean): Promise<boolean> {
@@ -264,7 +256,7 @@ export class EventLog implements EventSink, AsyncDisposable {
     });
     const result = await writer.write(batch.map((pending) => pending.staged));
     if (result.kind === 'committed') {
-      if (lone) this.#measureLone(result.elapsedMs);
+      if (lone) this.#lone.measure(result.elapsedMs);
       let stored = 0;
       for (const outcome of result.outcomes) if ('stored' in outcome) stored += 1;
       // Counted before any caller is told, so a caller that awaited its write sees it.
