@@ -10,6 +10,7 @@ import { ModelExecutor, type ModelRequest } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
+import { acquireSharedPostgres } from '../../../tooling/test-postgres/shared-postgres.mjs';
 import { Engine } from '../src/index.ts';
 import { approvalRoundTrip } from './approval-round-trip.ts';
 import { failover } from './failover.ts';
@@ -125,15 +126,20 @@ try {
   if (['fsyncs_per_turn', 'turn_overhead', 'concurrent_sessions'].some(wanted)) await turnShape();
   if (wanted('approval_round_trip')) await approvalRoundTrip(provider);
   if (wanted('lease_overhead')) await leaseOverhead();
-  // Several hosts need PostgreSQL (FACTUM_TEST_POSTGRES_URL, as the tests).
-  const postgres = testStores().find((factory) => factory.name === 'postgres');
-  if (postgres === undefined) {
-    console.log(
-      JSON.stringify({ skipped: ['failover_ms', 'pg_fleet'], reason: 'FACTUM_TEST_POSTGRES_URL is not set' }),
-    );
-  } else {
-    if (wanted('failover_ms')) await failover(postgres);
-    if (wanted('pg_fleet')) await fleet(postgres);
+  // Several hosts need PostgreSQL: FACTUM_TEST_POSTGRES_URL's server, as in the tests,
+  // or else an embedded one with PostgreSQL's default durability (the tests' skips fsync).
+  if (wanted('failover_ms') || wanted('pg_fleet')) {
+    const server = process.env.FACTUM_TEST_POSTGRES_URL
+      ? undefined
+      : await acquireSharedPostgres({ durable: true });
+    if (server !== undefined) process.env.FACTUM_TEST_POSTGRES_URL = server.url;
+    try {
+      const postgres = testStores().find((factory) => factory.name === 'postgres')!;
+      if (wanted('failover_ms')) await failover(postgres);
+      if (wanted('pg_fleet')) await fleet(postgres);
+    } finally {
+      server?.release();
+    }
   }
 } finally {
   await provider.close();

@@ -8,27 +8,17 @@ import { RunError } from './run-error.js';
 import type { RunInput } from './run-input.js';
 import type { SessionProjection } from './session-projection.js';
 
-/** How an admitted run opens. */
-export type Admitted = {
-  /** The input its `invocation_opened` records. */
-  readonly input: InvocationInput;
-  /**
-   * A continuation that carries out a person's decisions: its first write is a T1 or a
-   * rejection, which its opening may ride along with.
-   */
-  readonly carriesOutDecisions: boolean;
-};
-
 /**
- * Checks what the log must show before a run may open, and says how its opening will
- * be recorded. Throws `RunError`; writes nothing.
+ * Checks what the log must show before a run may open, and returns what its
+ * `invocation_opened` records. Throws `RunError`; writes nothing. The log checks its own
+ * rules again when the opening commits, which may be later (it rides along).
  */
 export async function admit(
   log: EventLog,
   input: RunInput,
   bounds: ContextBounds,
   projection: SessionProjection,
-): Promise<Admitted> {
+): Promise<InvocationInput> {
   const { work, invocation } = input;
   const events = (await projection.view(log, bounds)).events;
   if (events.some(({ event }) => event.invocation.invocationId === invocation.invocationId)) {
@@ -46,35 +36,26 @@ export async function admit(
       }
       refuseWaiting(events);
       return {
-        input: {
-          kind: 'message',
-          content: work.message,
-          sourceMessages: [...(work.sourceMessages ?? [])],
-          ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
-        },
-        carriesOutDecisions: false,
+        kind: 'message',
+        content: work.message,
+        sourceMessages: [...(work.sourceMessages ?? [])],
+        ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
       };
     }
     case 'continuation': {
       await checkBoundary(log, work.source);
       if (!work.allowPriorUnknown) refuseUncertain(events, work.source.invocation.invocationId);
-      const carriesOutDecisions = refuseParked(events, work.source);
+      refuseParked(events, work.source);
       return {
-        input: {
-          kind: 'continuation',
-          source: work.source,
-          ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
-        },
-        carriesOutDecisions,
+        kind: 'continuation',
+        source: work.source,
+        ...(input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint }),
       };
     }
     case 'handoff': {
       await checkBoundary(log, work.source);
       checkSuccessor(events, input);
-      return {
-        input: { kind: 'handoff', source: work.source, pause: work.pause },
-        carriesOutDecisions: false,
-      };
+      return { kind: 'handoff', source: work.source, pause: work.pause };
     }
     default:
       return work satisfies never;

@@ -22,12 +22,10 @@ export function refuseWaiting(events: readonly SessionEvent[]): void {
 /**
  * A continuation from a parked run needs every waiting call decided, and none of its
  * calls left uncertain by an earlier continuation that crashed (resolve those first).
- * Returns whether the continuation carries out decisions (its first write is then a
- * T1 or a rejection).
  */
-export function refuseParked(events: readonly SessionEvent[], source: RunBoundary): boolean {
+export function refuseParked(events: readonly SessionEvent[], source: RunBoundary): void {
   const parked = parkedRunOf(events, source.invocation.invocationId);
-  if (parked === undefined || source.highWater < parked.endSequence) return false;
+  if (parked === undefined || source.highWater < parked.endSequence) return;
   const uncertain = parked.operations.filter((operation) => operation.state === 'uncertain');
   if (uncertain.length > 0) {
     throw new RunError(
@@ -44,5 +42,4 @@ export function refuseParked(events: readonly SessionEvent[], source: RunBoundar
       `operations still wait for a decision (${undecided.map((op) => op.operationId).join(', ')})`,
     );
   }
-  return parked.operations.some((operation) => operation.state === 'waiting');
 }

@@ -52,7 +52,19 @@ export type EngineOptions = {
 };
 
 /** Options of one run. */
-export type RunOptions = { readonly signal?: AbortSignal; readonly observer?: RunObserver };
+export type RunOptions = {
+  readonly signal?: AbortSignal;
+  readonly observer?: RunObserver;
+  /**
+   * Resolve `start()` only once `invocation_opened` is durable, for a caller that tells
+   * someone outside the process that the run exists (an HTTP 202, a queue's ack): a
+   * crash after that leaves the run listed for recovery. By default the opening rides
+   * with the run's first waited-for commit (its first T1 or rejection, or its end), so a
+   * run that dies before that leaves no trace — it had no effect — and a turn waits for
+   * one commit less.
+   */
+  readonly durableStart?: boolean;
+};
 
 /**
  * Runs agent invocations durably over an event log: one live invocation per session,
@@ -196,12 +208,15 @@ export class Engine {
   }
 
   /**
-   * Admits and starts a run; resolves once `invocation_opened` is durable — except for
-   * a continuation that carries out a person's decisions, whose opening rides with its
-   * first T1 or rejection. Refusals (`busy`, `sealed`, `fingerprint_mismatch`, …) write
-   * nothing; one that only the log sees when a riding opening commits (another process
-   * continued the same run a moment before) ends the run with the same error before any
-   * effect. Aborting `signal` cancels this run only.
+   * Admits and starts a run. Admission checks the log (busy, sealed, boundaries,
+   * uncertain operations, parked approvals) before anything is written; the run's
+   * `invocation_opened` then rides with its first waited-for commit — its first T1 or
+   * rejection, or its end — unless `durableStart` (or `liveModelFacts`) asks to resolve
+   * only once it is durable. Refusals (`busy`, `sealed`, `fingerprint_mismatch`, …)
+   * write nothing; one that only the log sees when a riding opening commits (another
+   * process admitted the session a moment before) ends the run with the same error
+   * before any effect, with nothing of it written. Aborting `signal` cancels this run
+   * only.
    */
   async start(input: RunInput, options: RunOptions = {}): Promise<RunningInvocation> {
     const { sessionId } = input.invocation;
@@ -223,12 +238,12 @@ export class Engine {
       const opening = {
         kind: 'invocation_opened',
         configuration: input.configuration,
-        input: admitted.input,
+        input: admitted,
       } as const;
-      // Waited for: the caller is told the run started once its opening is durable —
-      // except a continuation that carries out decisions, whose opening rides with its
-      // first T1 or rejection (a refusal by the log then ends the run with this error).
-      const opened = admitted.carriesOutDecisions ? writer.open(opening) : writer.write(opening);
+      // Not waited for unless asked: nothing outside can observe the run before its
+      // first T1, rejection or end, and the opening rides with that commit (a refusal by
+      // the log then ends the run with this error). Admission has checked the log.
+      const opened = options.durableStart ? writer.write(opening) : writer.open(opening);
       await opened.catch((error: unknown) => {
         throw openingRefused(error);
       });

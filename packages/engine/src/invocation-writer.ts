@@ -8,7 +8,7 @@ import {
   type Invocation,
   RuntimeEvent,
 } from '@factum/agent-facts';
-import type { EventLog } from '@factum/event-log';
+import { AppendRefusedError, type EventLog } from '@factum/event-log';
 import type { SessionProjection } from './session-projection.js';
 
 /** How a writer commits the facts nobody has to wait for. */
@@ -51,7 +51,7 @@ export class InvocationWriter implements EventSink {
 
   /**
    * Records the invocation's `invocation_opened` to ride with the run's first
-   * waited-for commit (a continuation's first T1 or rejection), so a run that dies
+   * waited-for commit (its first T1 or rejection, or its end), so a run that dies
    * before that leaves no trace: it had no effect. Eager, it is committed and waited
    * for at once (a tail of the log sees the run).
    */
@@ -103,14 +103,28 @@ export class InvocationWriter implements EventSink {
     return (await this.commit(this.#plain(fact))).sequence;
   }
 
-  /** Makes every deferred fact durable now (a no-op when there is none). */
+  /**
+   * Makes every deferred fact durable now (a no-op when there is none) — but a riding
+   * opening with nothing else deferred stays deferred: a model request carries it itself
+   * (see `pendingOpening`).
+   */
   async flush(): Promise<void> {
     if (this.#options.eager) {
       await this.#settleUnwaited();
       return;
     }
+    if (this.#riders.length === 1 && this.#riders[0] === this.#opening) return;
     const riders = this.#riders.splice(0);
     if (riders.length > 0) await settleGroup(this.#send(riders));
+  }
+
+  /**
+   * The invocation's opening while it rides along, not yet sent: the first model request
+   * of a message run is built from the durable session prefix (its `source`) and this,
+   * which then commits in the same transaction as the request's step.
+   */
+  pendingOpening(): RuntimeEvent | undefined {
+    return this.#opening?.event;
   }
 
   /** Eager: waits for the deferred commits in flight and fails if one failed. Else nothing. */
@@ -136,8 +150,18 @@ export class InvocationWriter implements EventSink {
     const commits = this.#log.commitTogether(group);
     const opening = this.#opening === undefined ? -1 : group.indexOf(this.#opening);
     if (opening >= 0) {
+      const write = this.#opening!;
       this.#openingCommit = commits[opening];
       this.#opening = undefined;
+      // A transaction that failed stored nothing: the opening rides again with the next
+      // commit (the run's end), so a run whose first commit failed is still recorded as
+      // failed when the log can take it. A refusal, or an outcome nobody knows, is final.
+      commits[opening]!.catch((error: unknown) => {
+        const failed = CommitError.isInstance(error) && error.outcome === 'rejected';
+        if (!failed || AppendRefusedError.isInstance(error)) return;
+        this.#opening = write;
+        this.#riders.unshift(write);
+      });
     }
     const projection = this.#options.projection;
     if (projection !== undefined) {

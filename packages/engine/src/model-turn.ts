@@ -35,10 +35,15 @@ export async function modelTurn(options: {
   readonly observer?: RunObserver;
 }): Promise<ModelStep> {
   const { log, input, stepId, writer } = options;
-  // The prompt stands on durable facts only (normally nothing is deferred here).
+  // The prompt stands on the durable prefix it names as its source (normally nothing is
+  // deferred here), and on the run's own opening while that rides along: it commits in
+  // the same transaction as this step, so a reopen that shows the step shows it too.
   await writer.flush();
   const view = await options.projection.view(log, options.bounds);
-  const history = await projectMessages(view.events, input.invocation.invocationId, view.readResult);
+  const opening = writer.pendingOpening();
+  const events =
+    opening === undefined ? view.events : [...view.events, { sequence: view.highWater + 1, event: opening }];
+  const history = await projectMessages(events, input.invocation.invocationId, view.readResult);
   const request: ModelRequest = {
     messages: input.instructions ? [{ role: 'system', content: input.instructions }, ...history] : history,
     tools: options.tools,

@@ -30,14 +30,19 @@ const ledgerLines = (path: string) =>
   existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 describe('crash safety of the engine', () => {
+  // What the reopened log must show of the crashed run: still open (recovery ends it), no
+  // trace at all (it died before its first waited-for commit, which its opening rides
+  // with: it had no effect), or sealed by its handoff.
   it.each([
-    ['effect', 'in the middle of a tool effect'],
-    ['stream', 'in the middle of a model stream'],
-    ['handoff-before', 'inside the group commit that seals a handoff'],
-    ['handoff-after', 'after a handoff seal is durable, before anyone is told'],
-  ])(
-    'SIGKILL %s (%s): the chain verifies, effects are settled or uncertain, nothing runs twice',
-    async (scenario) => {
+    ['effect', 'in the middle of a tool effect', 'unfinished'],
+    ['stream', 'in the middle of the first model stream', 'no trace'],
+    ['stream-durable', 'in the middle of the first model stream, after a durable start', 'unfinished'],
+    ['handoff-before', 'inside the group commit that seals a handoff, its first', 'no trace'],
+    ['handoff-before-durable', 'inside the group commit that seals a handoff', 'unfinished'],
+    ['handoff-after', 'after a handoff seal is durable, before anyone is told', 'paused'],
+  ] as const)(
+    'SIGKILL %s (%s): the chain verifies, effects are settled or uncertain, nothing runs twice; the run is %s',
+    async (scenario, _where, shows) => {
       using dir = temporaryDirectory();
       const ledger = join(dir.path, 'ledger');
       expect(await runChild(dir.file, scenario, ledger)).toBe('SIGKILL');
@@ -52,19 +57,25 @@ describe('crash safety of the engine', () => {
         invocationId: 'invocation-crash',
       };
       const recovery = await log.invocationRecovery(crashed, bounds);
-      const facts = (await log.prefix(bounds)).events.map((stored) => stored.event.fact);
+      const stored = (await log.prefix(bounds)).events;
+      const facts = stored.map((one) => one.event.fact);
       const settled = facts.filter((fact) => fact.kind === 'tool_settled').length;
       // Every effect in the world is either settled in the log or listed as uncertain.
       expect(settled + recovery.uncertainOperations.length).toBe(effectsBefore);
       const unfinished = await log.unfinishedInvocations(10);
-      if (scenario === 'handoff-after') {
+      if (shows === 'paused') {
         expect(unfinished).toEqual([]);
         expect((await log.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe('paused');
+      } else if (shows === 'no trace') {
+        expect(unfinished).toEqual([]);
+        expect(stored.filter((one) => one.event.invocation.invocationId === 'invocation-crash')).toEqual([]);
+        expect(effectsBefore).toBe(0);
       } else {
         expect(unfinished).toEqual([crashed]);
       }
       if (scenario === 'effect') expect(recovery.uncertainOperations).toHaveLength(1);
-      if (scenario === 'stream') expect(facts.some((fact) => fact.kind === 'model_completed')).toBe(false);
+      if (scenario.startsWith('stream'))
+        expect(facts.some((fact) => fact.kind === 'model_completed')).toBe(false);
 
       // A new engine recovers and carries on; nothing already done runs again.
       await using provider = await startScriptedProvider();
@@ -77,14 +88,21 @@ describe('crash safety of the engine', () => {
         options: { lease: { hostId: 'crash-host' } },
       });
       const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
-      if (scenario !== 'handoff-after') {
+      if (shows !== 'paused') {
         const base = input(provider, 'after', effect);
+        // A run that left no trace left nothing unknown either: no need to allow it.
         const result = await engine.run({
           ...base,
-          work: { kind: 'message', message: 'go on', allowPriorUnknown: true, tools: base.work.tools },
+          work: {
+            kind: 'message',
+            message: 'go on',
+            allowPriorUnknown: shows === 'unfinished',
+            tools: base.work.tools,
+          },
         });
         expect(result.outcome).toEqual({ kind: 'completed' });
-        expect((await log.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe('failed');
+        const terminal = (await log.prefix(bounds)).projectInvocation('invocation-crash').terminal;
+        expect(terminal).toBe(shows === 'unfinished' ? 'failed' : undefined);
       }
       expect(ledgerLines(ledger)).toHaveLength(effectsBefore);
       expect(await log.verifyChain()).toMatchObject({ ok: true });

@@ -28,10 +28,13 @@ describe('a run taken over while its model streams', () => {
     const started = new Promise<void>((resolve) => {
       streaming = resolve;
     });
-    const running = engine.run(at, { observer: { onObservation: () => streaming() } }).then(
-      (outcome) => ({ outcome }),
-      (error: unknown) => ({ error }),
-    );
+    // A durable start: a run whose opening still rides along has nothing to take over.
+    const running = engine
+      .run(at, { durableStart: true, observer: { onObservation: () => streaming() } })
+      .then(
+        (outcome) => ({ outcome }),
+        (error: unknown) => ({ error }),
+      );
     // The step's facts ride along with the next durable one: the observer sees it stream.
     await started;
 

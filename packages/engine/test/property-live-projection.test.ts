@@ -103,6 +103,18 @@ describe('a prompt projected in memory equals the prompt projected from the reop
             undefined,
           );
           expect(fact.source.digest).toBe(digest ?? EMPTY_DIGEST);
+          // A run's first request also carries the run's own opening, which rode in the
+          // same transaction as that request's step (after the source it names).
+          const opening = events.find(
+            (stored) =>
+              stored.event.invocation.invocationId === event.invocation.invocationId &&
+              stored.event.fact.kind === 'invocation_opened',
+          );
+          expect(opening).toBeDefined();
+          if (opening!.sequence > fact.source.highWater) {
+            expect(fact.stepId).toBe(`${event.invocation.invocationId}/1`);
+            prefix.push(opening!);
+          }
           const messages = await projectMessages(prefix, event.invocation.invocationId, async (eventId) =>
             (await reopened.resolveToolResult('session', eventId)).json(),
           );

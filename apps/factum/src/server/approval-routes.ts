@@ -84,18 +84,21 @@ async function continueIfDecided(
     opened?.kind === 'invocation_opened' ? (opened.configuration?.toolMode ?? 'direct') : 'direct';
   const invocation: Invocation = { ...parked, invocationId: `invocation-${crypto.randomUUID().slice(0, 8)}` };
   try {
-    const running = await runtime.engine.start({
-      invocation,
-      provider: resolveProvider(context),
-      configuration: { cwd: context.cwd, toolMode },
-      ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
-      work: {
-        kind: 'continuation',
-        source: view.source,
-        tools: context.tools(),
-        requireApproval: context.requireApproval,
+    const running = await runtime.engine.start(
+      {
+        invocation,
+        provider: resolveProvider(context),
+        configuration: { cwd: context.cwd, toolMode },
+        ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
+        work: {
+          kind: 'continuation',
+          source: view.source,
+          tools: context.tools(),
+          requireApproval: context.requireApproval,
+        },
       },
-    });
+      { durableStart: true },
+    );
     context.registry.add(running);
     return { invocation };
   } catch (error) {

@@ -22,20 +22,24 @@ export function turnRoutes(context: RouteContext): Hono {
       throw new ServerError('shutting_down', 'the server is closing; start the turn later');
     const provider = resolveProvider(context);
     const invocation = newInvocation(sessionId);
-    // No signal: a client that goes away must not cancel the run it started.
-    const running = await context.runtime.engine.start({
-      invocation,
-      provider,
-      configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
-      ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
-      work: {
-        kind: 'message',
-        message: body.message,
-        tools: context.tools(),
-        requireApproval: context.requireApproval,
-        ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
+    // No signal: a client that goes away must not cancel the run it started. The 202
+    // tells the client the run exists, so it waits for the opening to be durable.
+    const running = await context.runtime.engine.start(
+      {
+        invocation,
+        provider,
+        configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
+        ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
+        work: {
+          kind: 'message',
+          message: body.message,
+          tools: context.tools(),
+          requireApproval: context.requireApproval,
+          ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
+        },
       },
-    });
+      { durableStart: true },
+    );
     context.registry.add(running);
     return c.json({ invocation }, 202);
   });

@@ -12,7 +12,10 @@ import { startScriptedProvider } from '@factum/model/testing';
 import { Engine } from '../../src/index.ts';
 import { input, oneCall, repeatedCallId } from './agent-loop.ts';
 
-const [file, scenario, ledger] = process.argv.slice(2) as [string, string, string];
+const [file, named, ledger] = process.argv.slice(2) as [string, string, string];
+// `<scenario>-durable`: the run's start waits for its opening to be durable (`durableStart`).
+const durableStart = named.endsWith('-durable');
+const scenario = named.replace(/-durable$/, '');
 const die = () => process.kill(process.pid, 'SIGKILL');
 let dieAtNextCommit: 'before' | 'after' | undefined;
 
@@ -81,6 +84,7 @@ const engine = new Engine({
 const run = input(provider, 'crash', effect);
 let observations = 0;
 const running = await engine.start(run, {
+  durableStart,
   observer: {
     onObservation: () => {
       observations += 1;

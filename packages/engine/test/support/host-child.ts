@@ -92,7 +92,8 @@ if (command === 'handoff' || command === 'crash') {
     invocationId: `invocation-${extra}`,
   };
   try {
-    await engine.start(base(invocation));
+    // A durable start: the log's own constraint answers before start() resolves.
+    await engine.start(base(invocation), { durableStart: true });
     say('admitted');
   } catch (error) {
     say(RunError.isInstance(error) ? error.code : `error ${String(error)}`);

@@ -1,0 +1,127 @@
+import { join } from 'node:path';
+import type { ToolExecutor } from '@factum/agent-facts';
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog } from '@factum/event-log';
+import { testStores } from '@factum/event-log/testing';
+import { ModelExecutor } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
+import { describe, expect, it } from 'vitest';
+import { Engine, RunError } from '../src/index.ts';
+import { bounds, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
+import { effectInto, effects } from './support/approvals.ts';
+
+/**
+ * A run's `invocation_opened` is not waited for: it rides with the run's first waited-for
+ * commit, so a sequential one-tool turn waits for three commits — unless the caller asks
+ * for a durable start. Two engines that admit one session at the same moment cannot both
+ * run it: the later opening is refused as it commits, before any effect.
+ */
+describe.each(testStores())('a riding opening on $name', (stores) => {
+  async function setup() {
+    const store = await stores.create();
+    const dir = temporaryDirectory();
+    const batches: string[][] = [];
+    const log = await EventLog.open(store.target, {
+      hooks: { afterCommit: (batch) => batches.push([...batch.eventIds]) },
+    });
+    const engine = (hostId: string) =>
+      new Engine({
+        log,
+        models: new ModelExecutor({ timeoutMs: 10_000, retry: { maxAttempts: 1 } }),
+        code: new CodeExecutor(),
+        options: { lease: { hostId } },
+      });
+    const ledger = join(dir.path, 'ledger');
+    /** The kinds of facts each commit stored, in commit order. */
+    const commits = async () => {
+      const kinds = new Map(
+        (await log.prefix(bounds)).events.map((stored) => [stored.event.id, stored.event.fact.kind]),
+      );
+      return batches.map((ids) => ids.map((id) => kinds.get(id)));
+    };
+    return {
+      log,
+      engine,
+      ledger,
+      effect: effectInto(ledger) as ToolExecutor,
+      commits,
+      async [Symbol.asyncDispose]() {
+        await log.close();
+        dir[Symbol.dispose]();
+        await store[Symbol.asyncDispose]();
+      },
+    };
+  }
+
+  it('a sequential one-tool turn waits for three commits: [opening, step, T1], [T2], [step, end]', async () => {
+    await using s = await setup();
+    await using engine = s.engine('host-a');
+    await using provider = await startScriptedProvider();
+    provider.script(oneCall('echo'), done);
+    const before = s.log.stats().commits;
+    const result = await engine.run(input(provider, 'one', s.effect));
+    expect(result.outcome).toEqual({ kind: 'completed' });
+    expect(s.log.stats().commits - before).toBe(3);
+    expect(await s.commits()).toEqual([
+      ['invocation_opened', 'model_requested', 'model_observed', 'model_completed', 'tool_dispatched'],
+      ['tool_settled'],
+      ['model_requested', 'model_observed', 'model_completed', 'invocation_ended'],
+    ]);
+    expect(effects(s.ledger)).toHaveLength(1);
+  }, 60_000);
+
+  it('durableStart: start() resolves once the opening is durable, in a commit of its own', async () => {
+    await using s = await setup();
+    await using engine = s.engine('host-a');
+    await using provider = await startScriptedProvider();
+    provider.script(oneCall('echo', true), done);
+    const running = await engine.start(input(provider, 'durable', s.effect), { durableStart: true });
+    expect(await s.log.unfinishedInvocations(10)).toEqual([running.invocation]);
+    expect(await s.commits()).toEqual([['invocation_opened']]);
+    provider.release(0);
+    expect((await running.wait()).outcome).toEqual({ kind: 'completed' });
+  }, 60_000);
+
+  it('a run that is admitted but has not committed yet is not in the log', async () => {
+    await using s = await setup();
+    await using engine = s.engine('host-a');
+    await using provider = await startScriptedProvider();
+    provider.script(oneCall('echo', true), done);
+    const running = await engine.start(input(provider, 'riding', s.effect));
+    expect(await s.log.unfinishedInvocations(10)).toEqual([]);
+    expect((await s.log.prefix(bounds)).events).toEqual([]);
+    // The same engine still refuses a second run in the session at once.
+    await expect(engine.start(input(provider, 'second', s.effect))).rejects.toMatchObject({ code: 'busy' });
+    provider.release(0);
+    expect((await running.wait()).outcome).toEqual({ kind: 'completed' });
+  }, 60_000);
+
+  it('two engines admit one session at once: one runs, the other ends busy with nothing written', async () => {
+    await using s = await setup();
+    await using a = s.engine('host-a');
+    await using b = s.engine('host-b');
+    await using first = await startScriptedProvider();
+    await using second = await startScriptedProvider();
+    first.script(oneCall('echo'), done);
+    second.script(oneCall('echo'), done);
+    // Both hosts registered and swept already, so neither admission waits for the other.
+    await a.recover();
+    await b.recover();
+    const runA = await a.start(input(first, 'by-a', s.effect));
+    const runB = await b.start(input(second, 'by-b', s.effect));
+    const results = await Promise.allSettled([runA.wait(), runB.wait()]);
+    const completed = results.filter((result) => result.status === 'fulfilled');
+    const refused = results.flatMap((result) =>
+      result.status === 'rejected' && RunError.isInstance(result.reason) ? [result.reason.code] : [],
+    );
+    expect(completed).toHaveLength(1);
+    expect(refused).toEqual(['busy']);
+    expect(effects(s.ledger), 'only the winner ran its effect').toHaveLength(1);
+    const invocations = new Set(
+      (await s.log.prefix(bounds)).events.map((stored) => stored.event.invocation.invocationId),
+    );
+    expect(invocations.size, 'nothing of the refused run was written').toBe(1);
+    expect(await s.log.unfinishedInvocations(10)).toEqual([]);
+    expect(await s.log.verifyChain()).toMatchObject({ ok: true });
+  }, 60_000);
+});
