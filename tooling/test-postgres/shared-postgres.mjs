@@ -10,6 +10,8 @@ const serverScript = fileURLToPath(new URL('./server.mjs', import.meta.url));
 
 /** Where the shared server's state lives: one per machine, shared by concurrent test runs. */
 export const stateDir = join(tmpdir(), 'factum-test-postgres');
+/** The same for the durable server the benchmarks use. */
+const durableStateDir = join(tmpdir(), 'factum-bench-postgres');
 
 /**
  * A PostgreSQL server for tests, with nothing preinstalled: the first caller starts an
@@ -19,23 +21,26 @@ export const stateDir = join(tmpdir(), 'factum-test-postgres');
  * as a user; `release` removes it, and the server stops itself once it has had no live
  * user for `graceMs` (so packages tested one after the other share one server). Throws
  * when the server cannot start: a machine that cannot run PostgreSQL fails its tests
- * instead of skipping half of them.
+ * instead of skipping half of them. `durable: true` gives a server of its own (for
+ * benchmarks of durable commits) with PostgreSQL's default durability: `fsync` and
+ * `synchronous_commit` on, where the tests' server skips them.
  */
-export async function acquireSharedPostgres({ graceMs = 15_000 } = {}) {
-  return withStateLock(stateDir, async () => {
-    let url = await runningUrl();
-    if (url === undefined) url = await startServer(graceMs);
-    mkdirSync(join(stateDir, 'users'), { recursive: true });
-    writeFileSync(join(stateDir, 'users', String(process.pid)), '');
+export async function acquireSharedPostgres({ graceMs = 15_000, durable = false } = {}) {
+  const dir = durable ? durableStateDir : stateDir;
+  return withStateLock(dir, async () => {
+    let url = await runningUrl(dir);
+    if (url === undefined) url = await startServer(dir, graceMs, durable);
+    mkdirSync(join(dir, 'users'), { recursive: true });
+    writeFileSync(join(dir, 'users', String(process.pid)), '');
     return {
       url,
-      release: () => rmSync(join(stateDir, 'users', String(process.pid)), { force: true }),
+      release: () => rmSync(join(dir, 'users', String(process.pid)), { force: true }),
     };
   });
 }
 
-async function runningUrl() {
-  const file = join(stateDir, 'state.json');
+async function runningUrl(dir) {
+  const file = join(dir, 'state.json');
   if (!existsSync(file)) return undefined;
   let state;
   try {
@@ -56,12 +61,13 @@ async function runningUrl() {
   }
 }
 
-function startServer(graceMs) {
+function startServer(dir, graceMs, durable) {
   // initdb runs as the `postgres` user when we are root: its data directory must be a
   // path that user can create, and a fresh one directly under the temp directory is.
   const dataDir = join(tmpdir(), `factum-test-pgdata-${process.pid}-${Date.now()}`);
-  const log = openSync(join(stateDir, 'server.log'), 'w');
-  const child = spawn(process.execPath, [serverScript, stateDir, dataDir, String(graceMs)], {
+  const log = openSync(join(dir, 'server.log'), 'w');
+  const args = [serverScript, dir, dataDir, String(graceMs), ...(durable ? ['durable'] : [])];
+  const child = spawn(process.execPath, args, {
     detached: true,
     stdio: ['ignore', 'pipe', log],
   });
@@ -70,12 +76,10 @@ function startServer(graceMs) {
     const timer = setTimeout(() => fail('did not start within 60 s'), 60_000);
     function fail(reason) {
       clearTimeout(timer);
-      const logText = existsSync(join(stateDir, 'server.log'))
-        ? readFileSync(join(stateDir, 'server.log'), 'utf8')
+      const logText = existsSync(join(dir, 'server.log'))
+        ? readFileSync(join(dir, 'server.log'), 'utf8')
         : '';
-      reject(
-        new Error(`the test PostgreSQL ${reason}; its log (${join(stateDir, 'server.log')}):\n${logText}`),
-      );
+      reject(new Error(`the test PostgreSQL ${reason}; its log (${join(dir, 'server.log')}):\n${logText}`));
     }
     child.stdout.on('data', (chunk) => {
       output += chunk.toString('utf8');
