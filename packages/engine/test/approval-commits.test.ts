@@ -1,14 +1,12 @@
 import { join } from 'node:path';
 import type { FactOf } from '@factum/agent-facts';
-import { CodeExecutor } from '@factum/code-runtime';
-import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
-import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
-import { Engine, RunError } from '../src/index.ts';
+import { RunError } from '../src/index.ts';
 import { done, temporaryDirectory } from './support/agent-loop.ts';
 import { approvalCatalog, approvalInput, calls, effectInto, effects } from './support/approvals.ts';
+import { commitRecordingLog } from './support/commit-log.ts';
 
 const bounds = { maxEvents: 10_000, maxBytes: 64 * 1024 * 1024 };
 const operation = 'invocation-first/1:call-1';
@@ -25,27 +23,10 @@ describe.each(testStores())('the commits of an approval on $name', (stores) => {
     const store = await stores.create();
     const dir = temporaryDirectory();
     const provider = await startScriptedProvider();
-    const batches: string[][] = [];
-    const log = await EventLog.open(store.target, {
-      hooks: { afterCommit: (batch) => batches.push([...batch.eventIds]) },
-    });
-    const engine = (hostId: string) =>
-      new Engine({
-        log,
-        models: new ModelExecutor({ timeoutMs: 10_000, retry: { maxAttempts: 1 } }),
-        code: new CodeExecutor(),
-        options: { lease: { hostId } },
-      });
+    const { log, engine, commits } = await commitRecordingLog(store.target);
     const ledger = join(dir.path, 'ledger');
     const tools = approvalCatalog(effectInto(ledger));
     const config = provider.config({ model: 'test', auth: { apiKey: 'k' } });
-    /** The kinds of facts each commit stored, in commit order. */
-    const commits = async () => {
-      const kinds = new Map(
-        (await log.prefix(bounds)).events.map((stored) => [stored.event.id, stored.event.fact.kind]),
-      );
-      return batches.map((ids) => ids.map((id) => kinds.get(id)));
-    };
     return {
       log,
       engine,

@@ -1,14 +1,12 @@
 import { join } from 'node:path';
 import type { ToolExecutor } from '@factum/agent-facts';
-import { CodeExecutor } from '@factum/code-runtime';
-import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
-import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
-import { Engine, RunError } from '../src/index.ts';
+import { RunError } from '../src/index.ts';
 import { bounds, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
 import { effectInto, effects } from './support/approvals.ts';
+import { commitRecordingLog } from './support/commit-log.ts';
 
 /**
  * A run's `invocation_opened` is not waited for: it rides with the run's first waited-for
@@ -20,25 +18,8 @@ describe.each(testStores())('a riding opening on $name', (stores) => {
   async function setup() {
     const store = await stores.create();
     const dir = temporaryDirectory();
-    const batches: string[][] = [];
-    const log = await EventLog.open(store.target, {
-      hooks: { afterCommit: (batch) => batches.push([...batch.eventIds]) },
-    });
-    const engine = (hostId: string) =>
-      new Engine({
-        log,
-        models: new ModelExecutor({ timeoutMs: 10_000, retry: { maxAttempts: 1 } }),
-        code: new CodeExecutor(),
-        options: { lease: { hostId } },
-      });
+    const { log, engine, commits } = await commitRecordingLog(store.target);
     const ledger = join(dir.path, 'ledger');
-    /** The kinds of facts each commit stored, in commit order. */
-    const commits = async () => {
-      const kinds = new Map(
-        (await log.prefix(bounds)).events.map((stored) => [stored.event.id, stored.event.fact.kind]),
-      );
-      return batches.map((ids) => ids.map((id) => kinds.get(id)));
-    };
     return {
       log,
       engine,

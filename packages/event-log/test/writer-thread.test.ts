@@ -38,24 +38,14 @@ describe('the writer thread', () => {
 
   it('lone writes move to the thread while their commits are slow, and come back once they cost under half the budget', async () => {
     using dir = temporaryDirectory();
-    let slowMs = 0;
-    const committers: string[] = [];
-    await using log = await EventLog.open(dir.file, {
-      // Spins long against the budget, so that a busy disk's own time cannot move the
-      // switch (it would need commits of over 100 ms to).
-      loneCommitBudgetMs: 100,
-      hooks: {
-        // Spinning inside the transaction stands for a slow disk, wherever it commits.
-        beforeCommit: () => {
-          const until = performance.now() + slowMs;
-          while (performance.now() < until);
-        },
-        afterCommit: ({ committer }) => committers.push(committer),
-      },
-    });
+    // Spins long against the budget, so that a busy disk's own time cannot move the
+    // switch (it would need commits of over 100 ms to).
+    const slow = await slowCommits(dir.file, 100);
+    await using log = slow.log;
+    const { committers } = slow;
     const at = invocation();
     await log.append(write(at, facts.opened()));
-    slowMs = 250;
+    slow.ms = 250;
     for (let index = 0; index < 12; index += 1) await log.append(write(at, facts.completed(`s${index}`, [])));
     // The first four lone commits are a warm-up and not counted (the opening and three
     // slow ones); the average (α = 0.1) then passes 100 ms after four or five counted slow
@@ -66,7 +56,7 @@ describe('the writer thread', () => {
     expect(switched).toBeLessThanOrEqual(9);
     expect(committers.slice(0, switched)).toEqual(Array(switched).fill('event_loop'));
     expect(committers.slice(switched)).toEqual(Array(13 - switched).fill('writer_thread'));
-    slowMs = 0;
+    slow.ms = 0;
     committers.length = 0;
     // Back under 50 ms (half the budget) within a dozen or two cheap commits.
     for (let index = 0; index < 40; index += 1) await log.append(write(at, facts.completed(`t${index}`, [])));
@@ -77,28 +67,20 @@ describe('the writer thread', () => {
 
   it('cold first commits and a single stalled one do not send lone writes to the thread', async () => {
     using dir = temporaryDirectory();
-    let slowMs = 400;
-    const committers: string[] = [];
-    await using log = await EventLog.open(dir.file, {
-      loneCommitBudgetMs: 20,
-      hooks: {
-        beforeCommit: () => {
-          const until = performance.now() + slowMs;
-          while (performance.now() < until);
-        },
-        afterCommit: ({ committer }) => committers.push(committer),
-      },
-    });
+    const slow = await slowCommits(dir.file, 20);
+    await using log = slow.log;
+    const { committers } = slow;
+    slow.ms = 400;
     const at = invocation();
     // Four cold commits, each twenty budgets long: a warm-up, not counted.
     await log.append(write(at, facts.opened()));
     for (let index = 0; index < 3; index += 1) await log.append(write(at, facts.completed(`c${index}`, [])));
-    slowMs = 0;
+    slow.ms = 0;
     for (let index = 0; index < 10; index += 1) await log.append(write(at, facts.completed(`w${index}`, [])));
     // One stall of twenty budgets moves the average by at most four budgets' weight.
-    slowMs = 400;
+    slow.ms = 400;
     await log.append(write(at, facts.completed('stall', [])));
-    slowMs = 0;
+    slow.ms = 0;
     for (let index = 0; index < 10; index += 1) await log.append(write(at, facts.completed(`a${index}`, [])));
     expect(committers).toEqual(Array(25).fill('event_loop'));
     expect(await log.verifyChain()).toEqual({ ok: true, events: 25 });
@@ -260,3 +242,26 @@ describe('schema', () => {
     expect(await reopened.verifyChain()).toEqual({ ok: true, events: 4 });
   });
 });
+
+/**
+ * A log whose every commit spins `ms` inside its transaction — a slow disk, wherever it
+ * commits — and that records where each commit ran.
+ */
+async function slowCommits(file: string, loneCommitBudgetMs: number) {
+  const committers: string[] = [];
+  const slow = {
+    ms: 0,
+    committers,
+    log: await EventLog.open(file, {
+      loneCommitBudgetMs,
+      hooks: {
+        beforeCommit: () => {
+          const until = performance.now() + slow.ms;
+          while (performance.now() < until);
+        },
+        afterCommit: ({ committer }) => committers.push(committer),
+      },
+    }),
+  };
+  return slow;
+}
