@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import type { Invocation } from '@factum/agent-facts';
+import { FactumError, type Invocation } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { Engine, type EngineOptions } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
@@ -16,6 +16,29 @@ export type FactumRuntimeOptions = {
   readonly modelTimeoutMs?: number;
   readonly engine?: EngineOptions;
 };
+
+/** The shortest lease `FACTUM_LEASE_TTL_MS` may ask for: renewals every third of it. */
+const MIN_LEASE_TTL_MS = 1_000;
+
+/**
+ * `FACTUM_LEASE_TTL_MS`: how long this process's lease lasts without a renewal (the
+ * engine's default is 10 s), so how long the runs of a process that died stay open
+ * before recovery — any other process's sweep, or `factum recover --apply` — may end
+ * them. Shorter means faster failover, and less slack for a stalled process (it stops
+ * starting effects once four fifths of it passed without a renewal).
+ */
+export function leaseTtlFrom(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.FACTUM_LEASE_TTL_MS;
+  if (text === undefined || text === '') return undefined;
+  const ttlMs = Number(text);
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < MIN_LEASE_TTL_MS) {
+    throw new FactumError(
+      'invalid_setting',
+      `FACTUM_LEASE_TTL_MS must be a whole number of milliseconds, at least ${MIN_LEASE_TTL_MS}`,
+    );
+  }
+  return ttlMs;
+}
 
 /** The default data directory: `.factum` in the current working directory. */
 export function defaultDataDir(cwd = process.cwd()): string {
@@ -48,6 +71,8 @@ export class FactumRuntime implements AsyncDisposable {
   }
 
   static async open(options: FactumRuntimeOptions = {}): Promise<FactumRuntime> {
+    // Settings first: a bad one opens nothing.
+    const ttlMs = leaseTtlFrom(process.env);
     const target = options.target ?? { dataDir: defaultDataDir() };
     const path = 'postgres' in target ? undefined : join(target.dataDir, 'events.sqlite');
     if ('dataDir' in target) prepareDataDirectory(target.dataDir);
@@ -57,7 +82,11 @@ export class FactumRuntime implements AsyncDisposable {
     // Every process that runs turns is a host of the log with its own lease (taken at
     // its first run): recovery, here or in any other process, ends only the runs of
     // hosts whose lease expired, never a live `run` or `serve` beside it.
-    const engine = new Engine({ log, models, code, ...(options.engine ? { options: options.engine } : {}) });
+    const engineOptions: EngineOptions = {
+      ...(ttlMs === undefined ? {} : { lease: { ttlMs } }),
+      ...options.engine,
+    };
+    const engine = new Engine({ log, models, code, options: engineOptions });
     return new FactumRuntime({ log, engine, models, code, description: path ?? 'PostgreSQL' });
   }
 

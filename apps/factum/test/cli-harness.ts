@@ -47,7 +47,14 @@ export function startCli(
   args: readonly string[],
   options: { cwd: string; env?: NodeJS.ProcessEnv },
 ): CliProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...options.env };
+  // A 4 s lease (10 s by default): tests that wait for a SIGKILLed child's runs to become
+  // recoverable wait less, and a live child still renews every 1.3 s.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NO_COLOR: '1',
+    FACTUM_LEASE_TTL_MS: '4000',
+    ...options.env,
+  };
   delete env.FORCE_COLOR;
   const child = spawn(
     process.execPath,

@@ -62,6 +62,24 @@ describe('no surprises: flags are checked, resume refuses what it cannot do', ()
     expect(existsSync(join(dir.dataDir, 'events.sqlite')), 'nothing was recorded').toBe(false);
   }, 30_000);
 
+  it('refuses a FACTUM_LEASE_TTL_MS that is not a whole number of at least a second, opening nothing', async () => {
+    using dir = temporaryDirectory();
+    for (const value of ['soon', '250', '1e9.5']) {
+      const bad = await runCli(
+        ['run', 'hello', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--dir', dir.dataDir],
+        {
+          cwd: dir.workspace,
+          env: { FACTUM_LEASE_TTL_MS: value },
+        },
+      );
+      expect(bad.code, value).toBe(1);
+      expect(bad.stderr.trim()).toBe(
+        'error: FACTUM_LEASE_TTL_MS must be a whole number of milliseconds, at least 1000',
+      );
+    }
+    expect(existsSync(join(dir.dataDir, 'events.sqlite')), 'nothing was opened').toBe(false);
+  }, 30_000);
+
   it('keeps a numeric-looking --session as typed, and -C runs in another directory', async () => {
     using dir = temporaryDirectory();
     await using provider = await startScriptedProvider();
