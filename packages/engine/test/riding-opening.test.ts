@@ -83,16 +83,25 @@ describe.each(testStores())('a riding opening on $name', (stores) => {
     await using b = s.engine('host-b');
     await using first = await startScriptedProvider();
     await using second = await startScriptedProvider();
-    first.script(oneCall('echo'), done);
-    second.script(oneCall('echo'), done);
+    // Both runs are admitted and ask the model; A then runs its call and stays live
+    // (its answer is held) while B's first commit, which carries B's opening, arrives.
+    first.script(oneCall('echo', true), { ...done, hold: true });
+    second.script(oneCall('echo', true), done);
     // Both hosts registered and swept already, so neither admission waits for the other.
     await a.recover();
     await b.recover();
     const runA = await a.start(input(first, 'by-a', s.effect));
     const runB = await b.start(input(second, 'by-b', s.effect));
-    const results = await Promise.allSettled([runA.wait(), runB.wait()]);
-    const completed = results.filter((result) => result.status === 'fulfilled');
-    const refused = results.flatMap((result) =>
+    const results = Promise.allSettled([runA.wait(), runB.wait()]);
+    await Promise.all([first.requestArrived(0), second.requestArrived(0)]);
+    first.release(0);
+    await first.requestArrived(1);
+    second.release(0);
+    await expect(runB.wait()).rejects.toMatchObject({ code: 'busy' });
+    first.release(1);
+    const settled = await results;
+    const completed = settled.filter((result) => result.status === 'fulfilled');
+    const refused = settled.flatMap((result) =>
       result.status === 'rejected' && RunError.isInstance(result.reason) ? [result.reason.code] : [],
     );
     expect(completed).toHaveLength(1);
