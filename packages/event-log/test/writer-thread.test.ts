@@ -67,18 +67,20 @@ describe('the writer thread', () => {
 
   it('cold first commits and a single stalled one do not send lone writes to the thread', async () => {
     using dir = temporaryDirectory();
-    const slow = await slowCommits(dir.file, 20);
+    // A budget far above a loaded disk's own commits (they would need 30 ms each to matter).
+    const slow = await slowCommits(dir.file, 50);
     await using log = slow.log;
     const { committers } = slow;
-    slow.ms = 400;
+    slow.ms = 500;
     const at = invocation();
-    // Four cold commits, each twenty budgets long: a warm-up, not counted.
+    // Four cold commits, each ten budgets long: a warm-up, not counted (the first alone
+    // would have put the average at the budget).
     await log.append(write(at, facts.opened()));
     for (let index = 0; index < 3; index += 1) await log.append(write(at, facts.completed(`c${index}`, [])));
     slow.ms = 0;
     for (let index = 0; index < 10; index += 1) await log.append(write(at, facts.completed(`w${index}`, [])));
-    // One stall of twenty budgets moves the average by at most four budgets' weight.
-    slow.ms = 400;
+    // One stall of ten budgets moves the average by at most four budgets' weight (20 ms).
+    slow.ms = 500;
     await log.append(write(at, facts.completed('stall', [])));
     slow.ms = 0;
     for (let index = 0; index < 10; index += 1) await log.append(write(at, facts.completed(`a${index}`, [])));
