@@ -1,8 +1,7 @@
 import { isMainThread } from 'node:worker_threads';
-import { chainLink, contentDigest } from '@factum/agent-facts/digest';
 import type { Kysely } from 'kysely';
+import { acceptWrite } from './accept-write.js';
 import { checkWrite, type RuleEffects } from './append-rules.js';
-import { applyApprovalEffects } from './approval-effects.js';
 import { type AcceptedWrite, insertEvents } from './insert-events.js';
 import type { LeaseView } from './invocation-owner.js';
 import { loadRuleState } from './load-rule-state.js';
@@ -15,7 +14,8 @@ import {
   type Transact,
 } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
-import { RuleCache } from './rule-cache.js';
+import { commitLoneInsert } from './lone-insert.js';
+import type { RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
 import type { BatchInfo, BatchResult, Committer, StagedWrite, WriteOutcome } from './staged-write.js';
 import { writeRuleEffects } from './write-rule-effects.js';
@@ -56,6 +56,12 @@ export async function commitBatch(
   const progress: BatchProgress = { outcomes: [], committing: false };
   try {
     if (context.direct !== undefined) {
+      // A hook that stops the commit before `COMMIT` needs a transaction to stop in.
+      const lone =
+        batch.length === 1 && context.beforeCommit === undefined
+          ? commitLoneInsert(db, context.cache, context.direct, batch[0]!, committer)
+          : undefined;
+      if (lone !== undefined) return lone;
       runSync(batchSteps(db, context, batch, progress, committer), context.direct);
     } else if (context.transact !== undefined) {
       await context.transact(batchSteps(db, context, batch, progress, committer));
@@ -139,79 +145,11 @@ function applyRules(
       outcomes.push({ refused: { code: error.code, message: error.message } });
       continue;
     }
-    const { event } = staged;
-    const session = cache.session(event.invocation.sessionId);
-    const sequence = (cache.head?.sequence ?? 0) + 1;
-    const bodyDigest = contentDigest(staged.body);
-    const digest = chainLink(cache.head?.digest, bodyDigest);
-    const sessionDigest = chainLink(session.head?.digest, bodyDigest);
-    cache.head = { sequence, digest };
-    session.head = { sequence, digest: sessionDigest };
-    applyEffects(cache, staged, effects);
-    outcomes.push({ stored: { sequence, eventId: event.id, digest } });
-    accepted.push({
-      staged,
-      effects,
-      row: {
-        sequence,
-        event_id: event.id,
-        session_id: event.invocation.sessionId,
-        invocation_id: event.invocation.invocationId,
-        run_id: event.invocation.runId,
-        kind: event.fact.kind,
-        operation_id: 'operationId' in event.fact ? event.fact.operationId : null,
-        body: staged.body,
-        bytes: staged.bytes,
-        digest,
-        session_digest: sessionDigest,
-      },
+    const entry = acceptWrite(cache, staged, effects);
+    outcomes.push({
+      stored: { sequence: entry.row.sequence, eventId: entry.row.event_id, digest: entry.row.digest },
     });
+    accepted.push(entry);
   }
   return accepted;
-}
-
-function applyEffects(cache: RuleCache, staged: StagedWrite, effects: RuleEffects): void {
-  const { invocation } = staged.event;
-  const session = cache.session(invocation.sessionId);
-  if (effects.openInvocation) {
-    cache.invocations.set(RuleCache.key(invocation.sessionId, invocation.invocationId), {
-      turnId: invocation.turnId,
-      runId: invocation.runId,
-      ended: false,
-      terminal: null,
-      owner: effects.owner ?? null,
-    });
-    session.liveInvocationId = invocation.invocationId;
-    session.heldForInvocationId = null;
-  }
-  if (effects.takeOver && effects.owner) {
-    const known = cache.invocation(invocation.sessionId, invocation.invocationId);
-    if (known) known.owner = effects.owner;
-  }
-  if (effects.endInvocation) {
-    const known = cache.invocation(invocation.sessionId, invocation.invocationId);
-    if (known) {
-      known.ended = true;
-      known.terminal = effects.endInvocation.terminal;
-    }
-    session.liveInvocationId = null;
-    session.heldForInvocationId = effects.endInvocation.heldFor;
-  }
-  const operation = effects.dispatch ?? effects.reject;
-  if (operation) {
-    cache.operations.set(RuleCache.key(invocation.sessionId, operation.operationId), {
-      invocationId: invocation.invocationId,
-      parentOperationId: effects.dispatch?.parentOperationId ?? null,
-      state: effects.dispatch ? 'dispatched' : 'rejected',
-    });
-  }
-  if (effects.close) {
-    const known = cache.operation(invocation.sessionId, effects.close.operationId);
-    if (known) known.state = 'closed';
-  }
-  if (effects.redispatch) {
-    const known = cache.operation(invocation.sessionId, effects.redispatch.operationId);
-    if (known) known.attempt = effects.redispatch.attempt;
-  }
-  applyApprovalEffects(cache, invocation, effects);
 }

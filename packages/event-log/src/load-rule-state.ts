@@ -55,6 +55,20 @@ export function* loadRuleState(
   return yield* loadLeases(builder, context, batch);
 }
 
+/**
+ * Whether the cache already holds everything the rules read to judge `staged`: the
+ * chain's head, its session, its invocation and the operations it names. A takeover
+ * or a write judged by the clock reads the leases and the clock, never cached.
+ */
+export function ruleStateCached(cache: RuleCache, staged: StagedWrite): boolean {
+  const { event } = staged;
+  const { sessionId, invocationId } = event.invocation;
+  if (staged.takeover || needsClock(event.fact) || event.fact.kind === 'tool_redispatched') return false;
+  if (cache.head === undefined || !cache.sessions.has(sessionId)) return false;
+  if (!cache.invocations.has(RuleCache.key(sessionId, invocationId))) return false;
+  return operationIdsOf(event.fact).every((id) => cache.operations.has(RuleCache.key(sessionId, id)));
+}
+
 function* loadLeases(
   builder: Kysely<LogDatabase>,
   context: { readonly cache: RuleCache; readonly clock: CompiledQuery<{ now: number }> },
