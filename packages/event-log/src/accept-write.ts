@@ -1,4 +1,4 @@
-import { chainLink, contentDigest } from '@factum/agent-facts/digest';
+import { chainLink } from '@factum/agent-facts/digest';
 import type { RuleEffects } from './append-rules.js';
 import { applyApprovalEffects } from './approval-effects.js';
 import type { AcceptedWrite } from './insert-events.js';
@@ -13,9 +13,8 @@ export function acceptWrite(cache: RuleCache, staged: StagedWrite, effects: Rule
   const { event } = staged;
   const session = cache.session(event.invocation.sessionId);
   const sequence = (cache.head?.sequence ?? 0) + 1;
-  const bodyDigest = contentDigest(staged.body);
-  const digest = chainLink(cache.head?.digest, bodyDigest);
-  const sessionDigest = chainLink(session.head?.digest, bodyDigest);
+  const digest = chainLink(cache.head?.digest, staged.digest);
+  const sessionDigest = chainLink(session.head?.digest, staged.digest);
   cache.head = { sequence, digest };
   session.head = { sequence, digest: sessionDigest };
   applyEffects(cache, staged, effects);

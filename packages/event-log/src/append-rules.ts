@@ -72,6 +72,22 @@ export type RuleEffects = {
 };
 
 /**
+ * Facts the rules judge by their kind and invocation alone (see `checkFact`): a batch
+ * crossing to the writer thread sends no payload of theirs for the rules to parse.
+ */
+export const JUDGED_BY_KIND: ReadonlySet<string> = new Set([
+  'model_requested',
+  'model_observed',
+  'model_completed',
+]);
+
+/** Whether an accepted write changes nothing beside its own event row (a model fact). */
+export function changesNothing(effects: RuleEffects): boolean {
+  for (const key in effects) if (effects[key as keyof RuleEffects] !== undefined) return false;
+  return true;
+}
+
+/**
  * Checks one write against the log's rules and the state as it stands (including the
  * writes before it in the same batch), and says what it changes. Throws
  * `RuleRefusal`; never half-applies: the caller mutates state only on success.
@@ -152,6 +168,7 @@ function checkFact(
   switch (fact.kind) {
     case 'invocation_opened':
       throw new Error('unreachable: handled by checkOpen');
+    // These read nothing of the fact but its kind: keep `JUDGED_BY_KIND` in step.
     case 'model_requested':
     case 'model_observed':
     case 'model_completed':

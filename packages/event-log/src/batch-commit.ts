@@ -43,27 +43,45 @@ type BatchProgress = { outcomes: WriteOutcome[]; committing: boolean; heldAt?: n
  * fsync). Each write is checked against the rules in order, seeing the writes before
  * it; a refused write is refused alone and the rest go on. If the transaction fails,
  * the whole batch fails — `committing` when `COMMIT` itself failed, since the store may
- * have kept it — except the writes a rule had already refused. Never throws.
+ * have kept it — except the writes a rule had already refused. Never throws. On a
+ * SQLite handle (`direct`) it commits before it returns.
  */
-export async function commitBatch(
+export function commitBatch(
   db: Kysely<LogDatabase>,
   context: BatchContext,
   batch: readonly StagedWrite[],
-): Promise<BatchResult> {
+): BatchResult | Promise<BatchResult> {
   // Said by the thread that runs the transaction, not by whoever chose it.
   const committer: Committer = isMainThread ? 'event_loop' : 'writer_thread';
   const started = performance.now();
   const progress: BatchProgress = { outcomes: [], committing: false };
+  const { direct } = context;
+  if (direct === undefined) return commitAsync(db, context, batch, { started, progress, committer });
   try {
-    if (context.direct !== undefined) {
-      // A hook that stops the commit before `COMMIT` needs a transaction to stop in.
-      const lone =
-        batch.length === 1 && context.beforeCommit === undefined
-          ? commitLoneInsert(db, context.cache, context.direct, batch[0]!, committer)
-          : undefined;
-      if (lone !== undefined) return lone;
-      runSync(batchSteps(db, context, batch, progress, committer), context.direct);
-    } else if (context.transact !== undefined) {
+    // A hook that stops the commit before `COMMIT` needs a transaction to stop in.
+    const lone =
+      batch.length === 1 && context.beforeCommit === undefined
+        ? commitLoneInsert(db, context.cache, direct, batch[0]!, committer)
+        : undefined;
+    if (lone !== undefined) return lone;
+    runSync(batchSteps(db, context, batch, progress, committer), direct);
+  } catch (cause) {
+    return failed(context, progress, cause);
+  }
+  return committed(context, { started, progress, committer });
+}
+
+type Run = { readonly started: number; readonly progress: BatchProgress; readonly committer: Committer };
+
+async function commitAsync(
+  db: Kysely<LogDatabase>,
+  context: BatchContext,
+  batch: readonly StagedWrite[],
+  run: Run,
+): Promise<BatchResult> {
+  const { progress, committer } = run;
+  try {
+    if (context.transact !== undefined) {
       await context.transact(batchSteps(db, context, batch, progress, committer));
     } else {
       // Holding one connection keeps the batch's statements in one transaction.
@@ -74,9 +92,17 @@ export async function commitBatch(
       );
     }
   } catch (cause) {
-    context.cache.reset();
-    return { kind: 'failed', committing: progress.committing, cause, outcomes: progress.outcomes };
+    return failed(context, progress, cause);
   }
+  return committed(context, run);
+}
+
+function failed(context: BatchContext, progress: BatchProgress, cause: unknown): BatchResult {
+  context.cache.reset();
+  return { kind: 'failed', committing: progress.committing, cause, outcomes: progress.outcomes };
+}
+
+function committed(context: BatchContext, { started, progress, committer }: Run): BatchResult {
   context.cache.trim();
   return {
     kind: 'committed',

@@ -17,7 +17,7 @@ import {
   pendingApprovals,
 } from './approval-queries.js';
 import { EventLogError } from './event-log-error.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit, type LoopTurns } from './group-commit.js';
 import { HostLease, type LeaseOptions } from './host-lease.js';
 import { inlineWriter } from './inline-writer.js';
 import {
@@ -37,7 +37,7 @@ import { type OpenDatabase, openSqlite } from './open-database.js';
 import { type SessionHead, sessionHead } from './session-head.js';
 import { type PendingWrite, settleBatch } from './settle-batch.js';
 import { stageWrite, type WriteLimits } from './stage-write.js';
-import type { BatchWriter, CommitHooks, StagedWrite } from './staged-write.js';
+import type { BatchResult, BatchWriter, CommitHooks, StagedWrite } from './staged-write.js';
 import type { StoredEvent } from './stored-event.js';
 import { type ChainReport, verifyChain } from './verify-chain.js';
 import { ThreadWriter } from './writer-thread-client.js';
@@ -97,6 +97,10 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #inline: BatchWriter;
   readonly #startThread: (() => BatchWriter) | undefined;
   #thread: BatchWriter | undefined;
+  /** Batches sent to the writer thread and not yet settled: the next goes there too. */
+  #inThread = 0;
+  /** Batches committing through the event loop's sockets (PostgreSQL) and not yet settled. */
+  #onLoop = 0;
   /** Where lone writes commit, by what they have cost. */
   readonly #lone: LoneCommitPlacement;
   #closed: Promise<void> | undefined;
@@ -120,7 +124,14 @@ export class EventLog implements EventSink, AsyncDisposable {
     if (walFile !== undefined && options.writerThread !== false) {
       this.#startThread = () => new ThreadWriter(walFile, beforeCommit);
     }
-    this.#queue = new GroupCommit((batch, oneGroup) => this.#flush(batch, oneGroup), options.maxBatch ?? 256);
+    this.#queue = new GroupCommit(
+      {
+        flush: (batch, oneGroup) => this.#flush(batch, oneGroup),
+        // Only the thread commits batches in the order sent without blocking the loop.
+        overlaps: () => this.#startThread !== undefined && this.#onLoop === 0,
+      },
+      options.maxBatch ?? 256,
+    );
   }
 
   /** Opens the log at `target`, creating it and bringing its schema up to date. */
@@ -240,12 +251,14 @@ export class EventLog implements EventSink, AsyncDisposable {
    * latency (measured: 1.2 ms against 0.7 ms for a group of five on a quiet disk).
    */
   #writerFor(lone: boolean): BatchWriter {
-    if (this.#startThread === undefined || (lone && !this.#lone.inThread)) return this.#inline;
+    // While a batch is in the thread, the next goes after it there: in the order sent.
+    const inline = lone && !this.#lone.inThread && this.#inThread === 0;
+    if (this.#startThread === undefined || inline) return this.#inline;
     this.#thread ??= this.#startThread();
     return this.#thread;
   }
 
-  async #flush(batch: PendingWrite[], oneGroup: boolean): Promise<boolean> {
+  #flush(batch: PendingWrite[], oneGroup: boolean): LoopTurns | Promise<LoopTurns> {
     const lone = batch.length === 1 || (oneGroup && batch.length <= LONE_GROUP_MAX);
     const writer = this.#writerFor(lone);
     // Optional call: without the hook, no id list is built.
@@ -254,7 +267,20 @@ export class EventLog implements EventSink, AsyncDisposable {
       eventIds: batch.map((pending) => pending.staged.event.id),
       committer: writer.committer,
     });
-    const result = await writer.write(batch.map((pending) => pending.staged));
+    const written = writer.write(batch.map((pending) => pending.staged));
+    // On the event loop the batch has committed already: its writers are told at once.
+    if (!(written instanceof Promise)) return this.#settle(batch, written, lone, 1);
+    const offLoop = writer.committer === 'writer_thread';
+    if (offLoop) this.#inThread += 1;
+    else this.#onLoop += 1;
+    return written.then((result) => {
+      if (offLoop) this.#inThread -= 1;
+      else this.#onLoop -= 1;
+      return this.#settle(batch, result, lone, offLoop ? 0 : 2);
+    });
+  }
+
+  #settle(batch: PendingWrite[], result: BatchResult, lone: boolean, turns: LoopTurns): LoopTurns {
     if (result.kind === 'committed') {
       if (lone) this.#lone.measure(result.elapsedMs);
       let stored = 0;
@@ -264,7 +290,7 @@ export class EventLog implements EventSink, AsyncDisposable {
       this.#facts += stored;
     }
     settleBatch(batch, result, this.#hooks);
-    return writer.endsInIo;
+    return turns;
   }
 
   /**

@@ -1,18 +1,44 @@
 const immediate = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Lets timers and sockets run before the next batch. A batch committed on the event
- * loop is synchronous underneath: without a real yield a busy log would run batch after
- * batch in microtasks. After such a batch one `setImmediate` lands past the timers and
- * poll phases. After a batch that ended in an I/O callback (the writer thread's reply, a
- * PostgreSQL response) it would run in the same loop turn, so the resolved writers' work
- * and the next batch would block the loop as one piece; a second hop lands after the
- * timers phase. Each hop costs a lone writer about 6 µs.
+ * Loop turns to let pass after a batch before the next, so that timers and sockets run
+ * meanwhile. A batch committed on the event loop (SQLite) is synchronous: a busy log
+ * would otherwise run batch after batch without the loop turning. After such batches
+ * have held the loop for `YIELD_AFTER_MS`, one `setImmediate` lands past the timers
+ * and poll phases (1). A batch that ended in an I/O callback on the loop (a PostgreSQL
+ * response) would have the next run in the same loop turn, so the resolved writers'
+ * work and the next batch would block the loop as one piece; a second hop lands after
+ * the timers phase (2). A batch the writer thread committed blocked nothing, and
+ * sending the next blocks nothing either (0).
  */
-async function nextLoopTurn(endedInIo: boolean): Promise<void> {
-  await immediate();
-  if (endedInIo) await immediate();
+export type LoopTurns = 0 | 1 | 2;
+
+/** Where the queue's batches commit, and whether one may start before the last ends. */
+export interface BatchSink<T> {
+  /**
+   * Commits a batch, and says how many loop turns to let pass before the next: at once
+   * when it committed synchronously (on the event loop), else once it settles. Never
+   * throws or rejects. `oneGroup`: the batch is a single caller's group (a lone write,
+   * or one `pushAll`).
+   */
+  flush(batch: T[], oneGroup: boolean): LoopTurns | Promise<LoopTurns>;
+  /**
+   * Whether the next batch may go while others are in flight: they all go to one
+   * writer that commits them in the order sent (the writer thread), and sending one
+   * blocks nothing. With none in flight: whether such a writer is there.
+   */
+  overlaps(): boolean;
 }
+
+/**
+ * How long synchronous batches may follow each other before a loop turn (ms). A turn
+ * costs a lone writer 10–30 µs, as much as the rest of its append: fast commits go
+ * several to a turn, and a timer waits at most about this long plus one commit.
+ */
+const YIELD_AFTER_MS = 1;
+
+/** Batches in flight at most, when the sink lets them overlap. */
+const MAX_IN_FLIGHT = 2;
 
 /**
  * The queue in front of the store. Writes that arrive while a batch is committing wait
@@ -20,21 +46,31 @@ async function nextLoopTurn(endedInIo: boolean): Promise<void> {
  * no timer adding latency to a lone writer. A group pushed with `pushAll` is never split
  * between batches (a group larger than `maxBatch` commits as one batch of its own), so
  * its writes reach the store in one transaction or not at all.
+ *
+ * When the sink commits off the event loop, a second batch goes while one commits: the
+ * writers one batch resolves make their next writes while the writer commits the other,
+ * instead of one waiting for the other. A burst of writes (many writers resolved at
+ * once) goes as soon as `eager` of them are queued rather than at its end, so the two
+ * halves of a busy log's writers take turns.
  */
 export class GroupCommit<T> {
-  /**
-   * Commits a batch; resolves true when it ended in an I/O callback. `oneGroup`: the
-   * batch is a single caller's group (a lone write, or one `pushAll`).
-   */
-  readonly #flush: (batch: T[], oneGroup: boolean) => Promise<boolean>;
+  readonly #sink: BatchSink<T>;
   readonly #maxBatch: number;
+  readonly #eager: number;
   /** Groups in arrival order; a lone write is a group of one. */
   #queue: T[][] = [];
-  #running: Promise<void> | undefined;
+  #queued = 0;
+  #inFlight = 0;
+  #scheduled = false;
+  /** Waiting for a loop turn after batches that held the loop: nothing goes meanwhile. */
+  #yielding = false;
+  #lastTurn = 0;
+  #idle: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  constructor(flush: (batch: T[], oneGroup: boolean) => Promise<boolean>, maxBatch: number) {
-    this.#flush = flush;
+  constructor(sink: BatchSink<T>, maxBatch: number) {
+    this.#sink = sink;
     this.#maxBatch = maxBatch;
+    this.#eager = Math.max(16, Math.floor(maxBatch / 8));
   }
 
   push(pending: T): void {
@@ -45,25 +81,92 @@ export class GroupCommit<T> {
   pushAll(group: T[]): void {
     if (group.length === 0) return;
     this.#queue.push(group);
-    this.#running ??= this.#drain();
+    this.#queued += group.length;
+    if (!this.#yielding && this.#inFlight === 0 && this.#queued >= this.#eager && this.#sink.overlaps()) {
+      this.#send();
+      return;
+    }
+    // Writers that start in the same turn of the event loop join the next batch.
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => {
+        this.#scheduled = false;
+        this.#pump();
+      });
+    }
   }
 
   /** Resolves once every write pushed so far has been committed or refused. */
-  async idle(): Promise<void> {
-    while (this.#running !== undefined) await this.#running;
+  idle(): Promise<void> {
+    if (this.#quiet()) return Promise.resolve();
+    if (this.#idle === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      this.#idle = { promise, resolve };
+    }
+    return this.#idle.promise;
   }
 
-  async #drain(): Promise<void> {
-    // Writers that start in the same turn of the event loop join the first batch.
-    await null;
-    try {
-      while (this.#queue.length > 0) {
-        const { batch, groups } = this.#nextBatch();
-        await nextLoopTurn(await this.#flush(batch, groups === 1));
+  #pump(): void {
+    while (this.#queue.length > 0 && !this.#yielding) {
+      if (this.#inFlight > 0 && !(this.#inFlight < MAX_IN_FLIGHT && this.#sink.overlaps())) return;
+      const turns = this.#send();
+      if (turns !== undefined && this.#yieldDue(turns)) {
+        void this.#yield(turns);
+        return;
       }
-    } finally {
-      this.#running = undefined;
     }
+    if (this.#idle !== undefined && this.#quiet()) {
+      this.#idle.resolve();
+      this.#idle = undefined;
+    }
+  }
+
+  /** Sends the next batch: its loop turns if it committed at once, else undefined. */
+  #send(): LoopTurns | undefined {
+    const { batch, groups } = this.#nextBatch();
+    this.#inFlight += 1;
+    let turns: LoopTurns | Promise<LoopTurns>;
+    try {
+      turns = this.#sink.flush(batch, groups === 1);
+    } catch {
+      // Only a hook throws here (a test's): the queue goes on.
+      turns = 2;
+    }
+    if (!(turns instanceof Promise)) {
+      this.#inFlight -= 1;
+      return turns;
+    }
+    turns.then(
+      (settled) => this.#settled(settled),
+      () => this.#settled(2),
+    );
+    return undefined;
+  }
+
+  #settled(turns: LoopTurns): void {
+    this.#inFlight -= 1;
+    if (this.#yieldDue(turns)) void this.#yield(turns);
+    else this.#pump();
+  }
+
+  #yieldDue(turns: LoopTurns): boolean {
+    if (this.#queue.length === 0 || this.#yielding || turns === 0) return false;
+    return turns === 2 || performance.now() - this.#lastTurn >= YIELD_AFTER_MS;
+  }
+
+  async #yield(turns: LoopTurns): Promise<void> {
+    this.#yielding = true;
+    for (let turn = 0; turn < turns; turn += 1) await immediate();
+    this.#yielding = false;
+    this.#lastTurn = performance.now();
+    this.#pump();
+  }
+
+  #quiet(): boolean {
+    return this.#queue.length === 0 && this.#inFlight === 0 && !this.#scheduled && !this.#yielding;
   }
 
   /** Whole groups, up to `maxBatch` writes (at least one group, however large). */
@@ -74,6 +177,7 @@ export class GroupCommit<T> {
       batch.push(...this.#queue.shift()!);
       groups += 1;
     }
+    this.#queued -= batch.length;
     return { batch, groups };
   }
 }

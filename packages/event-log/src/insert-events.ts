@@ -48,6 +48,11 @@ function insertTemplate(db: Kysely<LogDatabase>, rows: number): CompiledQuery {
   return template;
 }
 
+/** The insert of one event row (a lone write's only statement). */
+export function eventInsert(builder: Kysely<LogDatabase>, row: EventsTable): CompiledQuery {
+  return { ...insertTemplate(builder, 1), parameters: eventColumns.map((column) => row[column]) };
+}
+
 /**
  * Inserts the accepted rows in sequence order, `rowsPerInsert` at a time, then their
  * out-of-line tool results. On SQLite one prepared single-row insert per event is

@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
 import { acceptWrite } from './accept-write.js';
-import type { RuleEffects } from './append-rules.js';
-import { checkWrite } from './append-rules.js';
-import { insertEvents } from './insert-events.js';
+import { changesNothing, checkWrite, type RuleEffects } from './append-rules.js';
+import { eventInsert } from './insert-events.js';
 import { ruleStateCached } from './load-rule-state.js';
-import { runSync, type SyncQueryRun } from './log-dialect.js';
+import type { SyncQueryRun } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import type { RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
@@ -41,11 +40,11 @@ export function commitLoneInsert(
     if (error instanceof RuleRefusal) return undefined;
     throw error;
   }
-  if (!changesNothingElse(effects)) return undefined;
+  if (!changesNothing(effects)) return undefined;
   const started = performance.now();
   const accepted = acceptWrite(cache, staged, effects);
   try {
-    runSync(insertEvents(db, [accepted], 1), direct);
+    direct(eventInsert(db, accepted.row));
   } catch (cause) {
     cache.reset();
     if (storedNothing(cause)) return undefined;
@@ -59,11 +58,6 @@ export function commitLoneInsert(
     elapsedMs: performance.now() - started,
     waitedMs: 0,
   };
-}
-
-function changesNothingElse(effects: RuleEffects): boolean {
-  for (const key in effects) if (effects[key as keyof RuleEffects] !== undefined) return false;
-  return true;
 }
 
 /**

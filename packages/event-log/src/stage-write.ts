@@ -1,4 +1,10 @@
-import { canonicalJson, type EventWrite, FactParseError, RuntimeEvent } from '@factum/agent-facts';
+import {
+  canonicalJson,
+  contentDigest,
+  type EventWrite,
+  FactParseError,
+  RuntimeEvent,
+} from '@factum/agent-facts';
 import { AppendRefusedError } from './append-refused-error.js';
 import type { WriterStamp } from './invocation-owner.js';
 import type { StagedWrite } from './staged-write.js';
@@ -29,11 +35,12 @@ export function stageWrite(write: EventWrite, limits: WriteLimits, writer?: Writ
       `event is ${bytes} bytes, over maxEventBytes (${limits.maxEventBytes}); store large data as a tool result`,
     );
   }
+  const digest = contentDigest(body);
   const result = write.result;
   if (result === undefined) {
     return writer === undefined
-      ? { event: write.event, body, bytes }
-      : { event: write.event, body, bytes, writer };
+      ? { event: write.event, body, bytes, digest }
+      : { event: write.event, body, bytes, digest, writer };
   }
   const reference = result.reference();
   if (reference.bytes > limits.maxResultBytes) {
@@ -44,6 +51,6 @@ export function stageWrite(write: EventWrite, limits: WriteLimits, writer?: Writ
   }
   const text = { digest: reference.digest, text: result.text() };
   return writer === undefined
-    ? { event: write.event, body, bytes, result: text }
-    : { event: write.event, body, bytes, result: text, writer };
+    ? { event: write.event, body, bytes, digest, result: text }
+    : { event: write.event, body, bytes, digest, result: text, writer };
 }

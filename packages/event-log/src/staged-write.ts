@@ -10,6 +10,8 @@ export type StagedWrite = {
   readonly event: RuntimeEvent;
   readonly body: string;
   readonly bytes: number;
+  /** `contentDigest(body)`: made where the write is staged, off the writer's path. */
+  readonly digest: string;
   readonly result?: { readonly digest: string; readonly text: string };
   /** The lease of the log that writes it; absent for a log without one. */
   readonly writer?: WriterStamp;
@@ -54,7 +56,8 @@ export interface BatchWriter {
   readonly committer: Committer;
   /** True when a batch settles in an I/O callback (a thread's reply, a network store). */
   readonly endsInIo: boolean;
-  write(batch: readonly StagedWrite[]): Promise<BatchResult>;
+  /** Commits a batch: before it returns on the event loop, else through a promise. Never throws. */
+  write(batch: readonly StagedWrite[]): BatchResult | Promise<BatchResult>;
   close(): Promise<void>;
 }
 

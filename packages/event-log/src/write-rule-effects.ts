@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { changesNothing } from './append-rules.js';
 import { writeApprovalEffects } from './approval-effects.js';
 import type { AcceptedWrite } from './insert-events.js';
 import { run, type Statements } from './log-dialect.js';
@@ -14,6 +15,8 @@ export function* writeRuleEffects(
   builder: Kysely<LogDatabase>,
   accepted: readonly AcceptedWrite[],
 ): Statements<void> {
+  // Most batches are model facts: nothing to look through.
+  if (accepted.every((entry) => changesNothing(entry.effects))) return;
   const opened = accepted.filter((entry) => entry.effects.openInvocation);
   if (opened.length > 0) {
     yield* run(

@@ -1,7 +1,10 @@
 import { Worker } from 'node:worker_threads';
+import type { RuntimeEvent } from '@factum/agent-facts';
+import { JUDGED_BY_KIND } from './append-rules.js';
 import type { BatchInfo, BatchResult, BatchWriter, StagedWrite } from './staged-write.js';
 import {
   type FromWriterThread,
+  type JudgedEvent,
   RELEASED,
   THREW,
   type ToWriterThread,
@@ -188,10 +191,12 @@ export class ThreadWriter implements BatchWriter {
       // The batch never reached the thread.
       return { kind: 'failed', committing: false, cause, outcomes: [] };
     }
-    // Only what is there crosses: a plain write stays two fields.
-    const writes = batch.map(({ body, bytes, result, writer, takeover }) => ({
+    // Only what is there crosses: a model fact's payload stays here.
+    const writes = batch.map(({ event, body, bytes, digest, result, writer, takeover }) => ({
+      event: judged(event),
       body,
       bytes,
+      digest,
       ...(result === undefined ? {} : { result }),
       ...(writer === undefined ? {} : { writer }),
       ...(takeover ? { takeover } : {}),
@@ -223,6 +228,12 @@ export class ThreadWriter implements BatchWriter {
     connection.thread.forget(log);
     await connection.thread.request({ type: 'close', log }).reply.catch(() => undefined);
   }
+}
+
+/** What the rules read of `event` (see `JudgedEvent`). */
+function judged(event: RuntimeEvent): JudgedEvent {
+  const { id, invocation, fact } = event;
+  return { id, invocation, fact: JUDGED_BY_KIND.has(fact.kind) ? { kind: fact.kind } : fact };
 }
 
 /** Stops the process's writer thread as if it had crashed (tests of that path). */

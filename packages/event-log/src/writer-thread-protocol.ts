@@ -1,10 +1,24 @@
+import type { RuntimeEvent } from '@factum/agent-facts';
 import type { WriterStamp } from './invocation-owner.js';
 import type { BatchInfo, BatchResult } from './staged-write.js';
 
-/** A staged write as it crosses to the writer thread: the event travels as its bytes. */
+/**
+ * What the rules read of an event: its id, invocation and fact; of a fact judged by its
+ * kind alone, only the kind (`JUDGED_BY_KIND`).
+ */
+export type JudgedEvent = Pick<RuntimeEvent, 'id' | 'invocation'> & {
+  readonly fact: RuntimeEvent['fact'] | { readonly kind: RuntimeEvent['fact']['kind'] };
+};
+
+/**
+ * A staged write as it crosses to the writer thread: the event's bytes, to store, and
+ * what the rules read of it, so that the thread parses nothing.
+ */
 export type WireWrite = {
+  readonly event: JudgedEvent;
   readonly body: string;
   readonly bytes: number;
+  readonly digest: string;
   readonly result?: { readonly digest: string; readonly text: string };
   readonly writer?: WriterStamp;
   readonly takeover?: boolean;

@@ -1,6 +1,7 @@
 // The writer thread: owns one write connection per open log and runs each batch's
 // transaction (rules, inserts, `COMMIT` and its fsync) off the event loop. It imports
-// no schema library: events arrive as their canonical bytes, already parsed once.
+// no schema library and parses no event: each arrives as its canonical bytes beside
+// what the rules read of it.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { RuntimeEvent } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
@@ -44,11 +45,12 @@ function pauseBeforeCommit(log: number, batch: BatchInfo): void {
 }
 
 function stage(write: WireWrite): StagedWrite {
-  const event = JSON.parse(write.body) as RuntimeEvent;
   return {
-    event,
+    // The rules read nothing else of it (`JudgedEvent`); the row is made of `body`.
+    event: write.event as RuntimeEvent,
     body: write.body,
     bytes: write.bytes,
+    digest: write.digest,
     result: write.result,
     writer: write.writer,
     takeover: write.takeover,
