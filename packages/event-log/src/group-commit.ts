@@ -2,10 +2,10 @@ const immediate = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Loop turns to let pass after a batch before the next, so that timers and sockets run
- * meanwhile. A batch committed on the event loop (SQLite) is synchronous: a busy log
- * would otherwise run batch after batch without the loop turning. After such batches
- * have held the loop for `YIELD_AFTER_MS`, one `setImmediate` lands past the timers
- * and poll phases (1). A batch that ended in an I/O callback on the loop (a PostgreSQL
+ * meanwhile. A batch committed on the event loop (SQLite) is synchronous: a busy log, or
+ * one writer appending fact after fact, would otherwise run batch after batch without
+ * the loop turning; one `setImmediate` lands past the timers and poll phases (1). A
+ * batch that ended in an I/O callback on the loop (a PostgreSQL
  * response) would have the next run in the same loop turn, so the resolved writers'
  * work and the next batch would block the loop as one piece; a second hop lands after
  * the timers phase (2). A batch the writer thread committed blocked nothing, and
@@ -29,13 +29,6 @@ export interface BatchSink<T> {
    */
   overlaps(): boolean;
 }
-
-/**
- * How long synchronous batches may follow each other before a loop turn (ms). A turn
- * costs a lone writer 10–30 µs, as much as the rest of its append: fast commits go
- * several to a turn, and a timer waits at most about this long plus one commit.
- */
-const YIELD_AFTER_MS = 1;
 
 /** Batches in flight at most, when the sink lets them overlap. */
 const MAX_IN_FLIGHT = 2;
@@ -62,9 +55,12 @@ export class GroupCommit<T> {
   #queued = 0;
   #inFlight = 0;
   #scheduled = false;
-  /** Waiting for a loop turn after batches that held the loop: nothing goes meanwhile. */
-  #yielding = false;
-  #lastTurn = 0;
+  /**
+   * The loop turns the last batch asked for, while they have not passed: no batch goes
+   * before. A write that comes after the loop has turned anyway goes at once.
+   */
+  #turns: Promise<void> | undefined;
+  #waiting = false;
   #idle: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(sink: BatchSink<T>, maxBatch: number) {
@@ -82,7 +78,8 @@ export class GroupCommit<T> {
     if (group.length === 0) return;
     this.#queue.push(group);
     this.#queued += group.length;
-    if (!this.#yielding && this.#inFlight === 0 && this.#queued >= this.#eager && this.#sink.overlaps()) {
+    const free = this.#turns === undefined && this.#inFlight === 0;
+    if (free && this.#queued >= this.#eager && this.#sink.overlaps()) {
       this.#send();
       return;
     }
@@ -110,13 +107,14 @@ export class GroupCommit<T> {
   }
 
   #pump(): void {
-    while (this.#queue.length > 0 && !this.#yielding) {
-      if (this.#inFlight > 0 && !(this.#inFlight < MAX_IN_FLIGHT && this.#sink.overlaps())) return;
-      const turns = this.#send();
-      if (turns !== undefined && this.#yieldDue(turns)) {
-        void this.#yield(turns);
+    while (this.#queue.length > 0) {
+      if (this.#turns !== undefined) {
+        this.#waitForTurns(this.#turns);
         return;
       }
+      if (this.#inFlight > 0 && !(this.#inFlight < MAX_IN_FLIGHT && this.#sink.overlaps())) return;
+      const turns = this.#send();
+      if (turns !== undefined) this.#afterBatch(turns);
     }
     if (this.#idle !== undefined && this.#quiet()) {
       this.#idle.resolve();
@@ -148,25 +146,30 @@ export class GroupCommit<T> {
 
   #settled(turns: LoopTurns): void {
     this.#inFlight -= 1;
-    if (this.#yieldDue(turns)) void this.#yield(turns);
-    else this.#pump();
-  }
-
-  #yieldDue(turns: LoopTurns): boolean {
-    if (this.#queue.length === 0 || this.#yielding || turns === 0) return false;
-    return turns === 2 || performance.now() - this.#lastTurn >= YIELD_AFTER_MS;
-  }
-
-  async #yield(turns: LoopTurns): Promise<void> {
-    this.#yielding = true;
-    for (let turn = 0; turn < turns; turn += 1) await immediate();
-    this.#yielding = false;
-    this.#lastTurn = performance.now();
+    this.#afterBatch(turns);
     this.#pump();
   }
 
+  /** Starts the loop turns a batch asks for (one wait at a time: the first stands). */
+  #afterBatch(turns: LoopTurns): void {
+    if (turns === 0 || this.#turns !== undefined) return;
+    this.#turns = (async () => {
+      for (let turn = 0; turn < turns; turn += 1) await immediate();
+      this.#turns = undefined;
+    })();
+  }
+
+  #waitForTurns(turns: Promise<void>): void {
+    if (this.#waiting) return;
+    this.#waiting = true;
+    void turns.then(() => {
+      this.#waiting = false;
+      this.#pump();
+    });
+  }
+
   #quiet(): boolean {
-    return this.#queue.length === 0 && this.#inFlight === 0 && !this.#scheduled && !this.#yielding;
+    return this.#queue.length === 0 && this.#inFlight === 0 && !this.#scheduled && !this.#waiting;
   }
 
   /** Whole groups, up to `maxBatch` writes (at least one group, however large). */
