@@ -109,3 +109,23 @@ describe('group commit through the writer thread', () => {
     }
   });
 });
+
+describe('the event loop while one writer appends fact after fact', () => {
+  it('turns between its commits: each batch on the loop lets timers and sockets run before the next', async () => {
+    await using log = await EventLog.open(':memory:');
+    const at = invocation();
+    await log.append(write(at, facts.opened()));
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      turns += 1;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const before = turns;
+    for (let step = 0; step < 20; step += 1) await log.append(write(at, facts.completed(`s${step}`, [])));
+    counting = false;
+    // One turn before each commit after the first, at least.
+    expect(turns - before).toBeGreaterThanOrEqual(19);
+  });
+});
