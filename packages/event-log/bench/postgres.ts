@@ -1,6 +1,7 @@
 // PostgreSQL against SQLite, in the same run: durable appends per second for one
 // writer, and what group commit is worth with 64 writers on each store.
 import { rate, report } from '../../../tooling/bench/harness.ts';
+import { acquireSharedPostgres } from '../../../tooling/test-postgres/shared-postgres.mjs';
 import { EventLog, type LogTarget } from '../src/index.ts';
 import { testStores } from '../src/testing.ts';
 import { at, observed, opened, write } from './fixtures.ts';
@@ -31,8 +32,23 @@ async function concurrent(target: LogTarget, maxBatch: number, rounds: number): 
   return perSecond;
 }
 
-/** Runs when FACTUM_TEST_POSTGRES_URL names a server; prints nothing otherwise. */
+/**
+ * Against FACTUM_TEST_POSTGRES_URL's server, or else an embedded one the benchmark
+ * starts, with PostgreSQL's default durability (the tests' skips fsync).
+ */
 export async function postgresAgainstSqlite(): Promise<void> {
+  const server = process.env.FACTUM_TEST_POSTGRES_URL
+    ? undefined
+    : await acquireSharedPostgres({ durable: true });
+  if (server !== undefined) process.env.FACTUM_TEST_POSTGRES_URL = server.url;
+  try {
+    await compareStores();
+  } finally {
+    server?.release();
+  }
+}
+
+async function compareStores(): Promise<void> {
   const [sqlite, postgres] = testStores();
   if (postgres === undefined || sqlite === undefined) return;
   const stores = { sqlite: await sqlite.create(), postgres: await postgres.create() };
