@@ -99,8 +99,6 @@ export class EventLog implements EventSink, AsyncDisposable {
   #thread: BatchWriter | undefined;
   /** Batches sent to the writer thread and not yet settled: the next goes there too. */
   #inThread = 0;
-  /** Batches committing through the event loop's sockets (PostgreSQL) and not yet settled. */
-  #onLoop = 0;
   /** Where lone writes commit, by what they have cost. */
   readonly #lone: LoneCommitPlacement;
   #closed: Promise<void> | undefined;
@@ -127,8 +125,9 @@ export class EventLog implements EventSink, AsyncDisposable {
     this.#queue = new GroupCommit(
       {
         flush: (batch, oneGroup) => this.#flush(batch, oneGroup),
-        // Only the thread commits batches in the order sent without blocking the loop.
-        overlaps: () => this.#startThread !== undefined && this.#onLoop === 0,
+        // Only the thread commits batches in the order sent without blocking the loop
+        // (a batch on the loop has committed before the next is formed).
+        overlaps: () => this.#startThread !== undefined,
       },
       options.maxBatch ?? 256,
     );
@@ -272,10 +271,8 @@ export class EventLog implements EventSink, AsyncDisposable {
     if (!(written instanceof Promise)) return this.#settle(batch, written, lone, 1);
     const offLoop = writer.committer === 'writer_thread';
     if (offLoop) this.#inThread += 1;
-    else this.#onLoop += 1;
     return written.then((result) => {
       if (offLoop) this.#inThread -= 1;
-      else this.#onLoop -= 1;
       return this.#settle(batch, result, lone, offLoop ? 0 : 2);
     });
   }

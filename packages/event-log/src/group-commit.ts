@@ -80,7 +80,8 @@ export class GroupCommit<T> {
     this.#queued += group.length;
     const free = this.#turns === undefined && this.#inFlight === 0;
     if (free && this.#queued >= this.#eager && this.#sink.overlaps()) {
-      this.#send();
+      const turns = this.#send();
+      if (turns !== undefined) this.#afterBatch(turns);
       return;
     }
     // Writers that start in the same turn of the event loop join the next batch.
