@@ -5,11 +5,11 @@ const immediate = () => new Promise((resolve) => setImmediate(resolve));
  * meanwhile. A batch committed on the event loop (SQLite) is synchronous: a busy log, or
  * one writer appending fact after fact, would otherwise run batch after batch without
  * the loop turning; one `setImmediate` lands past the timers and poll phases (1). A
- * batch that ended in an I/O callback on the loop (a PostgreSQL
- * response) would have the next run in the same loop turn, so the resolved writers'
- * work and the next batch would block the loop as one piece; a second hop lands after
- * the timers phase (2). A batch the writer thread committed blocked nothing, and
- * sending the next blocks nothing either (0).
+ * batch that ended in an I/O callback on the loop (a PostgreSQL response) would have the
+ * next run in the same loop turn, so the resolved writers' work and the next batch would
+ * block the loop as one piece; a second hop lands after the timers phase (2). A batch
+ * the writer thread committed blocked nothing, and sending the next blocks nothing
+ * either (0).
  */
 export type LoopTurns = 0 | 1 | 2;
 
