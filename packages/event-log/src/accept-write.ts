@@ -1,9 +1,16 @@
+import type { CommitReceipt } from '@factum/agent-facts';
 import { chainLink } from '@factum/agent-facts/digest';
 import type { RuleEffects } from './append-rules.js';
 import { applyApprovalEffects } from './approval-effects.js';
 import type { AcceptedWrite } from './insert-events.js';
 import { RuleCache } from './rule-cache.js';
 import type { StagedWrite } from './staged-write.js';
+
+/** What the caller of an accepted write is told once its row is durable. */
+export function receiptOf(accepted: AcceptedWrite): CommitReceipt {
+  const { sequence, event_id: eventId, digest } = accepted.row;
+  return { sequence, eventId, digest };
+}
 
 /**
  * Chains a write the rules accepted at the head of the log and of its session, and

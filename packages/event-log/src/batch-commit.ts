@@ -1,6 +1,6 @@
 import { isMainThread } from 'node:worker_threads';
 import type { Kysely } from 'kysely';
-import { acceptWrite } from './accept-write.js';
+import { acceptWrite, receiptOf } from './accept-write.js';
 import { checkWrite, type RuleEffects } from './append-rules.js';
 import { type AcceptedWrite, insertEvents } from './insert-events.js';
 import type { LeaseView } from './invocation-owner.js';
@@ -36,7 +36,7 @@ export type BatchContext = {
 };
 
 /** Where a batch stands while its statements run. */
-type BatchProgress = { outcomes: WriteOutcome[]; committing: boolean; heldAt?: number };
+export type BatchProgress = { outcomes: WriteOutcome[]; committing: boolean; heldAt?: number };
 
 /**
  * Commits a batch of writes in one transaction (and, with `synchronous=FULL`, one
@@ -59,12 +59,10 @@ export function commitBatch(
   if (direct === undefined) return commitAsync(db, context, batch, { started, progress, committer });
   try {
     // A hook that stops the commit before `COMMIT` needs a transaction to stop in.
-    const lone =
-      batch.length === 1 && context.beforeCommit === undefined
-        ? commitLoneInsert(db, context.cache, direct, batch[0]!, committer)
-        : undefined;
-    if (lone !== undefined) return lone;
-    runSync(batchSteps(db, context, batch, progress, committer), direct);
+    const lone = batch.length === 1 && context.beforeCommit === undefined;
+    if (!(lone && commitLoneInsert(db, context.cache, direct, batch[0]!, progress))) {
+      runSync(batchSteps(db, context, batch, progress, committer), direct);
+    }
   } catch (cause) {
     return failed(context, progress, cause);
   }
@@ -172,9 +170,7 @@ function applyRules(
       continue;
     }
     const entry = acceptWrite(cache, staged, effects);
-    outcomes.push({
-      stored: { sequence: entry.row.sequence, eventId: entry.row.event_id, digest: entry.row.digest },
-    });
+    outcomes.push({ stored: receiptOf(entry) });
     accepted.push(entry);
   }
   return accepted;

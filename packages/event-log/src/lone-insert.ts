@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely';
-import { acceptWrite } from './accept-write.js';
+import { acceptWrite, receiptOf } from './accept-write.js';
 import { changesNothing, checkWrite, type RuleEffects } from './append-rules.js';
+import type { BatchProgress } from './batch-commit.js';
 import { eventInsert } from './insert-events.js';
 import { ruleStateCached } from './load-rule-state.js';
 import type { SyncQueryRun } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import type { RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
-import type { BatchResult, Committer, StagedWrite } from './staged-write.js';
+import type { StagedWrite } from './staged-write.js';
 
 /**
  * Commits a lone write that changes nothing but the events table (a model fact, most
@@ -19,45 +20,42 @@ import type { BatchResult, Committer, StagedWrite } from './staged-write.js';
  * at the head + 1 in the same transaction. So the insert succeeds only if no other
  * connection wrote since the cache was filled.
  *
- * Returns undefined, having stored nothing, when the write needs the full transaction:
+ * Returns false, having stored nothing, when the write needs the full transaction:
  * something it names is not cached, a rule refuses it (a refusal is only trusted
  * inside the transaction that read the state), it changes other tables, or the insert
  * failed on a constraint or a busy log (another connection wrote first; the cache goes).
- * Any other failure may have happened at the implicit commit: `committing`.
+ * Any other failure may have happened at the implicit commit: it is thrown with
+ * `progress.committing` set. Once committed, the write's outcome is in `progress`.
  */
 export function commitLoneInsert(
   db: Kysely<LogDatabase>,
   cache: RuleCache,
   direct: SyncQueryRun,
   staged: StagedWrite,
-  committer: Committer,
-): BatchResult | undefined {
-  if (staged.result !== undefined || !ruleStateCached(cache, staged)) return undefined;
+  progress: BatchProgress,
+): boolean {
+  if (staged.result !== undefined || !ruleStateCached(cache, staged)) return false;
   let effects: RuleEffects;
   try {
     effects = checkWrite(staged, cache);
   } catch (error) {
-    if (error instanceof RuleRefusal) return undefined;
+    if (error instanceof RuleRefusal) return false;
     throw error;
   }
-  if (!changesNothing(effects)) return undefined;
-  const started = performance.now();
+  if (!changesNothing(effects)) return false;
   const accepted = acceptWrite(cache, staged, effects);
+  // The insert is its own commit.
+  progress.committing = true;
   try {
     direct(eventInsert(db, accepted.row));
   } catch (cause) {
+    if (!storedNothing(cause)) throw cause;
+    progress.committing = false;
     cache.reset();
-    if (storedNothing(cause)) return undefined;
-    return { kind: 'failed', committing: true, cause, outcomes: [] };
+    return false;
   }
-  const { sequence, event_id: eventId, digest } = accepted.row;
-  return {
-    kind: 'committed',
-    outcomes: [{ stored: { sequence, eventId, digest } }],
-    committer,
-    elapsedMs: performance.now() - started,
-    waitedMs: 0,
-  };
+  progress.outcomes.push({ stored: receiptOf(accepted) });
+  return true;
 }
 
 /**
