@@ -50,7 +50,8 @@ export async function unfinishedWithOwners(
   const rows = await db
     .selectFrom('invocations')
     .select(columns)
-    .where('ended_sequence', 'is', null)
+    // Live exactly until its end: read through the index that keeps one live per session.
+    .where('live', '=', 1)
     .orderBy('opened_sequence', 'asc')
     .limit(limit)
     .execute();

@@ -94,7 +94,8 @@ export async function unfinished(db: Kysely<LogDatabase>, limit: number): Promis
   const rows = await db
     .selectFrom('invocations')
     .select(['session_id', 'turn_id', 'run_id', 'invocation_id'])
-    .where('ended_sequence', 'is', null)
+    // Live exactly until its end: read through the index that keeps one live per session.
+    .where('live', '=', 1)
     .orderBy('opened_sequence', 'asc')
     .limit(limit)
     .execute();

@@ -2,6 +2,7 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import type { LogDatabase } from './log-schema.js';
 import { hostsMigration } from './migration-0003-hosts.js';
 import { approvalsMigration } from './migration-0004-approvals.js';
+import { oneLiveIndexMigration } from './migration-0005-one-live-index.js';
 import { runMigrations } from './run-migrations.js';
 
 /**
@@ -78,6 +79,7 @@ function migrationsFor(dialect: 'sqlite' | 'postgres'): Record<string, Migration
     },
     '0003_hosts_and_leases': hostsMigration,
     '0004_approvals': approvalsMigration,
+    '0005_one_live_index': oneLiveIndexMigration,
   };
 }
 
