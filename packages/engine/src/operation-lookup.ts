@@ -15,13 +15,11 @@ export type OperationRecord = {
   readonly events: readonly SessionEvent[];
 };
 
-const PAGE = 2000;
-
 /**
  * Finds an operation by id. A person's decision or resolution names the operation (and
- * at times its session): without a session this pages through the whole log (an
- * operator action is rare; runs never call this), and an id that more than one session
- * uses is refused `invalid_input` — name the session then. Reads that session after.
+ * at times its session): without a session, the log's operations table says which
+ * session holds it (`operationSessions`), and an id that more than one session uses is
+ * refused `invalid_input` — name the session then. Reads that session after.
  */
 export async function findOperation(
   log: EventLog,
@@ -41,22 +39,14 @@ export async function findOperation(
 }
 
 async function sessionOf(log: EventLog, operationId: string): Promise<string | undefined> {
-  const sessions = new Set<string>();
-  for (let after = 0; ; ) {
-    const page = await log.read({ afterSequence: after, limit: PAGE });
-    if (page.length === 0) break;
-    for (const { event } of page) {
-      if (concerns(event.fact, operationId)) sessions.add(event.invocation.sessionId);
-    }
-    after = page[page.length - 1]!.sequence;
-  }
-  if (sessions.size > 1) {
+  const sessions = await log.operationSessions(operationId);
+  if (sessions.length > 1) {
     throw new RunError(
       'invalid_input',
-      `operation ${operationId} exists in sessions ${[...sessions].join(', ')}: name the session`,
+      `operation ${operationId} exists in sessions ${sessions.join(', ')}: name the session`,
     );
   }
-  return [...sessions][0];
+  return sessions[0];
 }
 
 function concerns(fact: Fact, operationId: string): boolean {

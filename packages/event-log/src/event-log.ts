@@ -28,7 +28,15 @@ import {
 } from './invocation-ownership.js';
 import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
 import type { LogPrefix } from './log-prefix.js';
-import { prefixOf, type ReadBounds, readBounded, readPage, runEnd, unfinished } from './log-queries.js';
+import {
+  operationSessions,
+  prefixOf,
+  type ReadBounds,
+  readBounded,
+  readPage,
+  runEnd,
+  unfinished,
+} from './log-queries.js';
 import type { LogDatabase } from './log-schema.js';
 import type { LogStats } from './log-stats.js';
 import { LoneCommitPlacement } from './lone-commit-placement.js';
@@ -385,6 +393,16 @@ export class EventLog implements EventSink, AsyncDisposable {
     readonly invocationId: string;
   }): Promise<InvocationApproval[]> {
     return invocationApprovals(this.#db, invocation);
+  }
+
+  /**
+   * The sessions that hold an operation with this id, in name order: an id is unique
+   * within its session, not across sessions. Every operation has a row from its first
+   * fact on (its dispatch, rejection or approval request), so this reads that table
+   * rather than the events, for an operator who names an operation without its session.
+   */
+  operationSessions(operationId: string): Promise<string[]> {
+    return operationSessions(this.#db, operationId);
   }
 
   /** The stored result a `tool_settled` (or `tool_reconciled`) event points at. */

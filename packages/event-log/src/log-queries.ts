@@ -89,6 +89,17 @@ export async function readPage(
   return (await query.execute()).map(decodeRow);
 }
 
+/** The sessions whose operations include `operationId`, in name order. */
+export async function operationSessions(db: Kysely<LogDatabase>, operationId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('operations')
+    .select('session_id')
+    .where('operation_id', '=', operationId)
+    .orderBy('session_id')
+    .execute();
+  return rows.map((row) => row.session_id);
+}
+
 /** Invocations with no `invocation_ended`, oldest first. */
 export async function unfinished(db: Kysely<LogDatabase>, limit: number): Promise<Invocation[]> {
   const rows = await db
