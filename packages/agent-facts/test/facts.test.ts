@@ -63,7 +63,7 @@ describe('facts', () => {
     expect(result.success).toBe(false);
   });
 
-  it('event ids are UUID v7: they carry their millisecond, sort by it, and never repeat', () => {
+  it('event ids are UUID v7: they carry their millisecond, sort by it and within it by creation, and never repeat', () => {
     const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
     const at = Date.UTC(2026, 10, 30, 4, 0, 0, 123);
     const id = newEventId(at);
@@ -74,6 +74,11 @@ describe('facts', () => {
     expect([...ids].sort()).toEqual(ids);
     const many = Array.from({ length: 10_000 }, () => newEventId(at));
     expect(new Set(many).size).toBe(many.length);
+    for (const one of many) expect(one).toMatch(v7);
+    // Within one millisecond they sort in the order made, for at least 2,048 ids (the
+    // counter starts below 2,048 and stops at 4,095).
+    const burst = Array.from({ length: 2_048 }, () => newEventId(at + 7));
+    expect([...burst].sort()).toEqual(burst);
     const event = RuntimeEvent.create(
       invocation,
       parseFact({ kind: 'invocation_ended', outcome: { kind: 'completed' } }),
