@@ -9,7 +9,7 @@ import {
   readdirSync,
   readFileSync,
 } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** The log's file in a data directory. */
 export const LOG_FILE = 'events.sqlite';
@@ -51,4 +51,9 @@ function ignoreInGit(dataDir: string): void {
     return;
   const separator = current === '' || current.endsWith('\n') ? '' : '\n';
   appendFileSync(file, `${separator}# Factum's log and state (local, private)\n${entry}\n`);
+}
+
+/** The default data directory: `.factum` in the current working directory. */
+export function defaultDataDir(cwd = process.cwd()): string {
+  return resolve(cwd, '.factum');
 }

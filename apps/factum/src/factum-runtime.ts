@@ -1,11 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { join, resolve } from 'node:path';
-import { FactumError, type Invocation } from '@factum/agent-facts';
+import { join } from 'node:path';
+import { FactumError } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { Engine, type EngineOptions } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
-import { prepareDataDirectory } from './data-directory.js';
+import { defaultDataDir, prepareDataDirectory } from './data-directory.js';
+
+export { defaultDataDir } from './data-directory.js';
+export { newInvocation } from './new-invocation.js';
 
 /** Where a runtime keeps its log: a SQLite file (default `.factum/events.sqlite`) or PostgreSQL. */
 export type RuntimeTarget = { readonly dataDir: string } | { readonly postgres: string };
@@ -38,11 +40,6 @@ export function leaseTtlFrom(env: NodeJS.ProcessEnv): number | undefined {
     );
   }
   return ttlMs;
-}
-
-/** The default data directory: `.factum` in the current working directory. */
-export function defaultDataDir(cwd = process.cwd()): string {
-  return resolve(cwd, '.factum');
 }
 
 /**
@@ -100,15 +97,4 @@ export class FactumRuntime implements AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
-}
-
-/** A fresh invocation: a new session unless one is given, new turn, run and invocation ids. */
-export function newInvocation(sessionId?: string): Invocation {
-  const id = () => randomUUID().slice(0, 8);
-  return {
-    sessionId: sessionId ?? `session-${id()}`,
-    turnId: `turn-${id()}`,
-    runId: `run-${id()}`,
-    invocationId: `invocation-${id()}`,
-  };
 }

@@ -42,11 +42,11 @@ export type CliProcess = {
   }>;
 };
 
+/** How a CLI child starts: where, with which environment, and extra flags for `node`. */
+export type CliStart = { cwd: string; env?: NodeJS.ProcessEnv; nodeArgs?: readonly string[] };
+
 /** Starts `factum <args>` from the sources, as a real child process, without colour. */
-export function startCli(
-  args: readonly string[],
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
-): CliProcess {
+export function startCli(args: readonly string[], options: CliStart): CliProcess {
   // A 4 s lease (10 s by default): tests that wait for a SIGKILLed child's runs to become
   // recoverable wait less, and a live child still renews every 1.3 s.
   const env: NodeJS.ProcessEnv = {
@@ -58,7 +58,7 @@ export function startCli(
   delete env.FORCE_COLOR;
   const child = spawn(
     process.execPath,
-    ['--conditions=@factum/source', '--import', tsxLoader, cliEntry, ...args],
+    ['--conditions=@factum/source', '--import', tsxLoader, ...(options.nodeArgs ?? []), cliEntry, ...args],
     {
       cwd: options.cwd,
       env,
@@ -81,7 +81,7 @@ export function startCli(
 }
 
 /** Runs `factum <args>` to the end. */
-export function runCli(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
+export function runCli(args: readonly string[], options: CliStart) {
   return startCli(args, options).exited;
 }
 

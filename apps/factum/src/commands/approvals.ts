@@ -1,10 +1,10 @@
 import type { PendingApproval } from '@factum/event-log';
 import type { CAC } from 'cac';
-import { FactumRuntime } from '../factum-runtime.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { printApproval } from './approval-flow.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type ApprovalsOutput, ApprovalsOutputSchema } from './json-output-schemas.js';
+import { openRuntime } from './open-runtime.js';
 import { printJson } from './print-json.js';
 
 type ApprovalsOptions = GlobalOptions & { readonly json?: boolean };
@@ -43,7 +43,7 @@ export function registerApprovals(cli: CAC, context: CliContext): void {
     .action(async (options: ApprovalsOptions) => {
       const { terminal } = context;
       const c = terminal.colors;
-      await using runtime = await FactumRuntime.open({ target: { dataDir: dataDirOf(options, context) } });
+      await using runtime = await openRuntime({ target: { dataDir: dataDirOf(options, context) } });
       const approvals = await runtime.engine.pendingApprovals();
       if (options.json) {
         printJson(terminal, ApprovalsOutputSchema, { approvals: approvals.map(approvalEntryOf) });

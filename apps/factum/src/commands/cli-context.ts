@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { defaultDataDir } from '../factum-runtime.js';
+import { defaultDataDir } from '../data-directory.js';
 import type { Terminal } from '../terminal/terminal.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { PendingApproval } from '@factum/event-log';
 import type { ProviderConfig } from '@factum/model';
 import type { CAC } from 'cac';
-import { FactumRuntime } from '../factum-runtime.js';
+import type { FactumRuntime } from '../factum-runtime.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { describeCall } from '../terminal/describe-call.js';
 import { shownText } from '../terminal/terminal-text.js';
@@ -12,6 +12,7 @@ import { CliError } from './cli-error.js';
 import { finishTurn } from './finish-turn.js';
 import { indexInvocations } from './invocation-index.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
+import { openRuntime } from './open-runtime.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor, scriptedRoute } from './run.js';
 import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
@@ -80,7 +81,7 @@ async function decide(
     throw new CliError('usage', `--note must be 1 to ${MAX_NOTE} characters`);
   const dataDir = dataDirOf(options, context);
   const requireApproval = requiredApprovals(options, dataDir, context);
-  await using runtime = await FactumRuntime.open({ target: { dataDir } });
+  await using runtime = await openRuntime({ target: { dataDir } });
   const approvals = await runtime.engine.pendingApprovals();
   const approval = approvals.find((a) => a.operationId === operationId);
   const others = approvals.filter(
@@ -163,7 +164,7 @@ async function continueAfter(
     cwd,
   });
   await using mcp = await connectMcpSources(
-    mcpServersFrom(options, context.env),
+    await mcpServersFrom(options, context.env),
     tools().map((tool) => tool.definition.name),
   );
   const tracing = await tracingFrom(options, context.env);

@@ -1,6 +1,4 @@
 import type { CAC } from 'cac';
-import { runCrashChild } from '../demo/crash-child.js';
-import { runDemo } from '../demo/demo-story.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 
 type DemoOptions = GlobalOptions & { readonly crashChild?: string };
@@ -14,8 +12,10 @@ export function registerDemo(cli: CAC, context: CliContext): void {
     .action(async (options: DemoOptions) => {
       const dataDir = dataDirOf(options, context);
       if (options.crashChild !== undefined) {
+        const { runCrashChild } = await import('../demo/crash-child.js');
         return runCrashChild({ dataDir, sessionId: String(options.crashChild), terminal: context.terminal });
       }
+      const { runDemo } = await import('../demo/demo-story.js');
       return runDemo({ context, dataDir });
     });
 }

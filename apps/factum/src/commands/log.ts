@@ -1,6 +1,5 @@
 import { terminalStatusOf } from '@factum/agent-facts';
 import type { CAC } from 'cac';
-import { FactumRuntime } from '../factum-runtime.js';
 import { oneLine, plural } from '../terminal/describe-call.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
@@ -8,6 +7,7 @@ import { CliError } from './cli-error.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
 import { type LogOutput, LogOutputSchema } from './json-output-schemas.js';
 import { describeOutcome } from './live-run.js';
+import { openLogOf } from './open-runtime.js';
 import { ownershipText } from './ownership-text.js';
 import { printJson } from './print-json.js';
 
@@ -39,9 +39,9 @@ export function registerLog(cli: CAC, context: CliContext): void {
       const page = positive(options.page, '--page', 1);
       const { terminal } = context;
       const c = terminal.colors;
-      await using runtime = await FactumRuntime.open({ target: { dataDir: dataDirOf(options, context) } });
+      await using log = await openLogOf(dataDirOf(options, context));
       const sessionId = options.session === undefined ? undefined : String(options.session);
-      const all = await indexInvocations(runtime.log, sessionId === undefined ? {} : { sessionId });
+      const all = await indexInvocations(log, sessionId === undefined ? {} : { sessionId });
       const end = all.length - (page - 1) * limit;
       const shown = all.slice(Math.max(0, end - limit), Math.max(0, end));
       if (shown.length === 0 && all.length > 0)
@@ -72,7 +72,7 @@ export function registerLog(cli: CAC, context: CliContext): void {
         }
         terminal.line(`  ${row(summary, context)}`);
         if (summary.outcome === undefined) {
-          const ownership = await runtime.log.invocationOwnership(summary.invocation);
+          const ownership = await log.invocationOwnership(summary.invocation);
           terminal.line(c.dim(`      ${ownershipText(ownership)}`));
         }
       }

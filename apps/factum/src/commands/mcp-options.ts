@@ -1,4 +1,4 @@
-import { McpError, type McpServerConfig, McpToolSource, mcpCommand, parseMcpServerConfig } from '@factum/mcp';
+import type { McpServerConfig, McpToolSource } from '@factum/mcp';
 import type { ToolRegistration } from '@factum/tools';
 import type { Command } from 'cac';
 import { userSettings } from '../provider-settings.js';
@@ -33,7 +33,12 @@ const list = (value: string | string[] | undefined): string[] =>
  * `.factum/config.json`: a server is a command Factum starts, and a cloned repository
  * (or the model) must not choose one.
  */
-export function mcpServersFrom(options: McpOptions, env: NodeJS.ProcessEnv): McpServerConfig[] {
+export async function mcpServersFrom(
+  options: McpOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<McpServerConfig[]> {
+  // Loaded when a run starts, not at the CLI's startup.
+  const { McpError, mcpCommand, parseMcpServerConfig } = await import('@factum/mcp');
   const configured: unknown[] = userSettings(env).mcpServers ?? [];
   try {
     return [
@@ -61,6 +66,7 @@ export async function connectMcpSources(
   configs: McpServerConfig[],
   taken: Iterable<string>,
 ): Promise<McpSources> {
+  const { McpToolSource } = await import('@factum/mcp');
   const sources: McpToolSource[] = [];
   const reserved = new Set(taken);
   const close = async () => {

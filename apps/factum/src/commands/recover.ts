@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { FactumRuntime } from '../factum-runtime.js';
+import type { FactumRuntime } from '../factum-runtime.js';
 import type { OtlpTracing } from '../telemetry/otlp-tracing.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { describeCall, plural } from '../terminal/describe-call.js';
@@ -7,9 +7,9 @@ import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
 import { type RecoverOutput, RecoverOutputSchema } from './json-output-schemas.js';
+import { openRuntime } from './open-runtime.js';
 import { ownershipText } from './ownership-text.js';
 import { printJson } from './print-json.js';
-import { catalogFor, reconcileInvocation, resolutionOf } from './recovery-plan.js';
 
 type RecoverOptions = GlobalOptions & {
   readonly apply?: boolean;
@@ -43,7 +43,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
     )
     .option('--json', 'print one JSON document (RecoverOutputSchema, see the README) instead of text')
     .action(async (options: RecoverOptions) => {
-      await using runtime = await FactumRuntime.open({ target: { dataDir: dataDirOf(options, context) } });
+      await using runtime = await openRuntime({ target: { dataDir: dataDirOf(options, context) } });
       const index = await indexInvocations(runtime.log);
       const unfinished = index.filter((summary) => summary.outcome === undefined);
       const uncertain: RecoverOutput['uncertain'] = [];
@@ -76,6 +76,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
         const ended = (await indexInvocations(runtime.log)).filter(
           (entry) => entry.open.size > 0 && entry.outcome !== undefined,
         );
+        const { reconcileInvocation } = await import('./recovery-plan.js');
         for (const summary of ended) {
           for (const outcome of await reconcileInvocation(runtime, summary)) {
             decisions.push({
@@ -138,6 +139,8 @@ async function exportRecoveries(
 }
 
 async function uncertainOf(summary: InvocationSummary): Promise<RecoverOutput['uncertain']> {
+  // The built-in tools load only for a log that has uncertain operations to describe.
+  const { catalogFor, resolutionOf } = await import('./recovery-plan.js');
   const catalog = await catalogFor(summary);
   return [...summary.open].map(([operationId, call]) => ({
     invocation: summary.invocation,

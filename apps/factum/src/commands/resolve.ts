@@ -1,10 +1,10 @@
 import type { CAC } from 'cac';
-import { FactumRuntime } from '../factum-runtime.js';
 import { describeCall } from '../terminal/describe-call.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions, operatorName } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { indexInvocations } from './invocation-index.js';
+import { openRuntime } from './open-runtime.js';
 
 type ResolveOptions = GlobalOptions & {
   readonly succeeded?: boolean;
@@ -56,7 +56,7 @@ export function registerResolve(cli: CAC, context: CliContext): void {
         throw new CliError('usage', '--result goes with --succeeded only');
       if (result !== undefined && Buffer.byteLength(result) > MAX_RESULT)
         throw new CliError('usage', `--result is over ${MAX_RESULT} bytes`);
-      await using runtime = await FactumRuntime.open({ target: { dataDir: dataDirOf(options, context) } });
+      await using runtime = await openRuntime({ target: { dataDir: dataDirOf(options, context) } });
       const operationId = String(operation);
       const owner = (await indexInvocations(runtime.log)).find((summary) => summary.open.has(operationId));
       const by = operatorName(context);

@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { newInvocation } from '../new-invocation.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
@@ -8,6 +8,7 @@ import { finishTurn } from './finish-turn.js';
 import { indexInvocations } from './invocation-index.js';
 import { runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
+import { openRuntime } from './open-runtime.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor } from './run.js';
 import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
@@ -43,7 +44,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
   ).action(async (runId: string, options: ResumeOptions) => {
     const dataDir = dataDirOf(options, context);
     const requireApproval = requiredApprovals(options, dataDir, context);
-    await using runtime = await FactumRuntime.open({ target: { dataDir } });
+    await using runtime = await openRuntime({ target: { dataDir } });
     const filter = options.session === undefined ? {} : { sessionId: String(options.session) };
     const runs = (await indexInvocations(runtime.log, filter)).filter(
       (summary) => summary.invocation.runId === String(runId),
@@ -70,7 +71,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
     const { workspace, tools, catalog, processes } = await toolSetup(options, context, { dataDir, cwd });
     const invocation = newInvocation(last.invocation.sessionId);
     await using mcp = await connectMcpSources(
-      mcpServersFrom(options, context.env),
+      await mcpServersFrom(options, context.env),
       tools().map((tool) => tool.definition.name),
     );
     const configuration = {

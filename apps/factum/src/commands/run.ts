@@ -1,13 +1,14 @@
 import type { InvocationConfiguration } from '@factum/agent-facts';
 import type { CAC } from 'cac';
 import type { Workspace } from '../builtin-tools/workspace.js';
-import { FactumRuntime, newInvocation } from '../factum-runtime.js';
+import { newInvocation } from '../new-invocation.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { finishTurn } from './finish-turn.js';
 import { runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
+import { openRuntime } from './open-runtime.js';
 import {
   type ProviderOptions,
   providerFrom,
@@ -77,11 +78,11 @@ export function registerRun(cli: CAC, context: CliContext): void {
       const provider = script?.provider ?? providerFrom(options, dataDir, context);
       const { workspace, tools, catalog, processes } = await toolSetup(options, context, { dataDir });
       await using mcp = await connectMcpSources(
-        mcpServersFrom(options, context.env),
+        await mcpServersFrom(options, context.env),
         tools().map((tool) => tool.definition.name),
       );
       const tracing = await tracingFrom(options, context.env);
-      await using runtime = await FactumRuntime.open({ target: { dataDir } });
+      await using runtime = await openRuntime({ target: { dataDir } });
       const invocation = newInvocation(options.session === undefined ? undefined : String(options.session));
       const configuration: InvocationConfiguration = {
         cwd: workspace.root,

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { ProviderConfig, ProviderKind } from '@factum/model';
-import { type ScriptedReply, startScriptedProvider } from '@factum/model/testing';
+import type { ScriptedReply } from '@factum/model/testing';
 import { z } from 'zod';
 import { CliError } from './cli-error.js';
 
@@ -89,6 +89,7 @@ export async function startScript(
     );
   }
   const replies = (Array.isArray(parsed.data) ? parsed.data : parsed.data.replies).map(toReply);
+  const { startScriptedProvider } = await import('@factum/model/testing');
   const server = await startScriptedProvider({ replies });
   return {
     provider: server.config({

@@ -3,14 +3,12 @@ import { FactumError } from '@factum/agent-facts';
 import type { ProviderConfig } from '@factum/model';
 import type { CAC } from 'cac';
 import { prepareDataDirectory } from '../data-directory.js';
-import { FactumRuntime, type RuntimeTarget } from '../factum-runtime.js';
-import { InvocationRegistry } from '../server/invocation-registry.js';
-import { ServerToken, TOKEN_FILE } from '../server/server-token.js';
-import { startServer } from '../server/start-server.js';
+import type { RuntimeTarget } from '../factum-runtime.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
+import { openRuntime } from './open-runtime.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor } from './run.js';
 import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
@@ -62,6 +60,12 @@ export function registerServe(cli: CAC, context: CliContext): void {
 }
 
 async function serve(options: ServeOptions, context: CliContext): Promise<number> {
+  // The server's modules load when it starts, not with every command.
+  const [{ InvocationRegistry }, { ServerToken, TOKEN_FILE }, { startServer }] = await Promise.all([
+    import('../server/invocation-registry.js'),
+    import('../server/server-token.js'),
+    import('../server/start-server.js'),
+  ]);
   const { terminal } = context;
   const c = terminal.colors;
   const dataDir = dataDirOf(options, context);
@@ -78,7 +82,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };
   // The web timeline follows the log: a server records each model step as it happens
   // (without waiting for it) so that viewers see a request while its answer streams.
-  const runtime = await FactumRuntime.open({ target, engine: { liveModelFacts: true } });
+  const runtime = await openRuntime({ target, engine: { liveModelFacts: true } });
   // A server is a host from its start: it recovers what dead hosts left and sweeps for
   // them from then on; other live processes' runs (a CLI, another server) are left alone.
   await runtime.engine.recover().catch(async (error: unknown) => {

@@ -1,12 +1,12 @@
 import { factNeedsResult, type JsonValue } from '@factum/agent-facts';
 import type { CAC } from 'cac';
-import { FactumRuntime } from '../factum-runtime.js';
 import { renderTimeline } from '../terminal/render-timeline.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { findInvocation, indexInvocations } from './invocation-index.js';
 import { ShowOutputSchema } from './json-output-schemas.js';
 import { statusName } from './log.js';
+import { openLogOf } from './open-runtime.js';
 import { printJson } from './print-json.js';
 
 type ShowOptions = GlobalOptions & {
@@ -34,16 +34,16 @@ export function registerShow(cli: CAC, context: CliContext): void {
     .action(async (id: string, options: ShowOptions) => {
       const { terminal } = context;
       const c = terminal.colors;
-      await using runtime = await FactumRuntime.open({ target: { dataDir: dataDirOf(options, context) } });
+      await using log = await openLogOf(dataDirOf(options, context));
       const index = await indexInvocations(
-        runtime.log,
+        log,
         options.session === undefined ? {} : { sessionId: String(options.session) },
       );
       const summary = findInvocation(index, String(id));
       const { invocation } = summary;
-      const events = await runtime.log.invocationEvents(invocation, bounds);
+      const events = await log.invocationEvents(invocation, bounds);
       const readResult = async (eventId: string) =>
-        (await runtime.log.resolveToolResult(invocation.sessionId, eventId)).json();
+        (await log.resolveToolResult(invocation.sessionId, eventId)).json();
       if (options.json) {
         printJson(terminal, ShowOutputSchema, {
           invocation,

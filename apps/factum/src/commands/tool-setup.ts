@@ -1,10 +1,9 @@
 import { dirname } from 'node:path';
-import { ToolCatalog, type ToolRegistration } from '@factum/tools';
+import type { ToolCatalog, ToolRegistration } from '@factum/tools';
 import type { Command } from 'cac';
-import { builtinTools } from '../builtin-tools/builtin-catalog.js';
-import { CommandProcesses } from '../builtin-tools/command-processes.js';
-import { findSandbox, type ShellIsolation } from '../builtin-tools/shell-sandbox.js';
-import { Workspace } from '../builtin-tools/workspace.js';
+import type { CommandProcesses } from '../builtin-tools/command-processes.js';
+import type { ShellIsolation } from '../builtin-tools/shell-sandbox.js';
+import type { Workspace } from '../builtin-tools/workspace.js';
 import { userConfigFile } from '../provider-settings.js';
 import type { CliContext } from './cli-context.js';
 
@@ -42,6 +41,15 @@ export async function toolSetup(
   context: CliContext,
   where: { readonly dataDir: string; readonly cwd?: string },
 ): Promise<ToolSetup> {
+  // Loaded here, not at startup: `--help` and the commands without tools never need them.
+  const [{ ToolCatalog }, { builtinTools }, { CommandProcesses }, { findSandbox }, { Workspace }] =
+    await Promise.all([
+      import('@factum/tools'),
+      import('../builtin-tools/builtin-catalog.js'),
+      import('../builtin-tools/command-processes.js'),
+      import('../builtin-tools/shell-sandbox.js'),
+      import('../builtin-tools/workspace.js'),
+    ]);
   const { dataDir } = where;
   const workspace = await Workspace.open(where.cwd ?? context.cwd, {
     protect: [dataDir, dirname(userConfigFile(context.env))],
