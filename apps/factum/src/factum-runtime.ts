@@ -4,10 +4,7 @@ import { CodeExecutor } from '@factum/code-runtime';
 import { Engine, type EngineOptions } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
-import { defaultDataDir, prepareDataDirectory } from './data-directory.js';
-
-export { defaultDataDir } from './data-directory.js';
-export { newInvocation } from './new-invocation.js';
+import { defaultDataDir, LOG_FILE, prepareDataDirectory } from './data-directory.js';
 
 /** Where a runtime keeps its log: a SQLite file (default `.factum/events.sqlite`) or PostgreSQL. */
 export type RuntimeTarget = { readonly dataDir: string } | { readonly postgres: string };
@@ -71,7 +68,7 @@ export class FactumRuntime implements AsyncDisposable {
     // Settings first: a bad one opens nothing.
     const ttlMs = leaseTtlFrom(process.env);
     const target = options.target ?? { dataDir: defaultDataDir() };
-    const path = 'postgres' in target ? undefined : join(target.dataDir, 'events.sqlite');
+    const path = 'postgres' in target ? undefined : join(target.dataDir, LOG_FILE);
     if ('dataDir' in target) prepareDataDirectory(target.dataDir);
     const log = await EventLog.open(path ?? { postgres: (target as { postgres: string }).postgres });
     const models = new ModelExecutor({ timeoutMs: options.modelTimeoutMs ?? 120_000 });

@@ -4,7 +4,7 @@ import type { RunInput } from '@factum/engine';
 import type { ScriptedProvider } from '@factum/model/testing';
 import type { ToolCatalog } from '@factum/tools';
 import type { Workspace } from '../builtin-tools/workspace.js';
-import { newInvocation } from '../factum-runtime.js';
+import { newInvocation } from '../new-invocation.js';
 
 /** Where a demo session's files live: inside the data directory, one folder per session. */
 export function demoWorkspacePath(dataDir: string, sessionId: string): string {

@@ -1,7 +1,7 @@
 import { FactumError } from '@factum/agent-facts';
 import type { ProviderConfig } from '@factum/model';
 import { Hono } from 'hono';
-import { newInvocation } from '../factum-runtime.js';
+import { newInvocation } from '../new-invocation.js';
 import { readJsonBody, readParam } from './read-request.js';
 import { EmptyRequestSchema, IdSchema, TurnRequestSchema } from './request-schemas.js';
 import { liveInvocation, type RouteContext } from './route-context.js';
