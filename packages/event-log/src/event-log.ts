@@ -112,6 +112,7 @@ export class EventLog implements EventSink, AsyncDisposable {
   #closed: Promise<void> | undefined;
   #commits = 0;
   #facts = 0;
+  #commitMs = 0;
 
   private constructor(store: OpenDatabase, options: EventLogOptions) {
     const { db, walFile } = store;
@@ -291,7 +292,10 @@ export class EventLog implements EventSink, AsyncDisposable {
       let stored = 0;
       for (const outcome of result.outcomes) if ('stored' in outcome) stored += 1;
       // Counted before any caller is told, so a caller that awaited its write sees it.
-      if (stored > 0) this.#commits += 1;
+      if (stored > 0) {
+        this.#commits += 1;
+        this.#commitMs += result.elapsedMs;
+      }
       this.#facts += stored;
     }
     settleBatch(batch, result, this.#hooks);
@@ -304,7 +308,7 @@ export class EventLog implements EventSink, AsyncDisposable {
    * across a piece of work is the fsyncs it waited for. See `LogStats`.
    */
   stats(): LogStats {
-    return { commits: this.#commits, facts: this.#facts };
+    return { commits: this.#commits, facts: this.#facts, commitMs: this.#commitMs };
   }
 
   /** The whole log as a digested prefix; `bounds_exceeded` past the bounds. */

@@ -11,5 +11,9 @@
  * file, in the background of some commit) are not commits.
  *
  * `facts` counts the facts those commits stored.
+ *
+ * `commitMs` is the time those commits took, each from its first statement to its
+ * answer (`BEGIN` to `COMMIT` and its fsync, or a lone insert with its own): where the
+ * time of a piece of work goes, set beside the same work on an in-memory log.
  */
-export type LogStats = { readonly commits: number; readonly facts: number };
+export type LogStats = { readonly commits: number; readonly facts: number; readonly commitMs: number };

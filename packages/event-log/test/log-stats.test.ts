@@ -10,11 +10,15 @@ describe.each(testStores())('log stats ($name)', (stores) => {
     await using log = await EventLog.open(store.target, {
       hooks: { afterCommit: ({ size }) => committed.push(size) },
     });
-    expect(log.stats()).toEqual({ commits: 0, facts: 0 });
+    expect(log.stats()).toEqual({ commits: 0, facts: 0, commitMs: 0 });
     const at = invocation();
     await log.append(write(at, facts.opened()));
+    const first = log.stats().commitMs;
     await log.append(write(at, facts.completed('s', [])));
-    expect(log.stats()).toEqual({ commits: 2, facts: 2 });
+    expect(log.stats()).toMatchObject({ commits: 2, facts: 2 });
+    // Each commit adds its own time.
+    expect(first).toBeGreaterThan(0);
+    expect(log.stats().commitMs).toBeGreaterThan(first);
 
     const sessions = Array.from({ length: 64 }, (_, index) => invocation(`-${index}`, `session-${index}`));
     await Promise.all(sessions.map((where) => log.append(write(where, facts.opened()))));
@@ -40,12 +44,15 @@ describe.each(testStores())('log stats ($name)', (stores) => {
     await expect(log.append(write(at, facts.opened()))).rejects.toMatchObject({
       code: 'duplicate_invocation',
     });
-    expect(log.stats()).toEqual({ commits: 1, facts: 1 });
+    const once = log.stats();
+    expect(once).toMatchObject({ commits: 1, facts: 1 });
     fail = true;
     await expect(log.append(write(at, facts.ended()))).rejects.toMatchObject({ outcome: 'rejected' });
-    expect(log.stats()).toEqual({ commits: 1, facts: 1 });
+    // Neither the refused batch nor the failed one adds a commit or its time.
+    expect(log.stats()).toEqual(once);
     fail = false;
     await log.append(write(at, facts.ended()));
-    expect(log.stats()).toEqual({ commits: 2, facts: 2 });
+    expect(log.stats()).toMatchObject({ commits: 2, facts: 2 });
+    expect(log.stats().commitMs).toBeGreaterThan(once.commitMs);
   });
 });
