@@ -152,8 +152,9 @@ export class AgentLoop {
 
   /**
    * Runs the step's calls in order; after a cancel, the rest are rejected as cancelled.
-   * Ends the run failed when a boundary was not confirmed, or parked when calls of the
-   * step wait for a person's approval (no model step after them).
+   * Ends the run failed when a boundary was not confirmed (its calls that asked for
+   * approval rejected as cancelled too), or parked when calls of the step wait for a
+   * person's approval (no model step after them).
    */
   async #runTools(
     captured: CapturedTools,
@@ -180,7 +181,12 @@ export class AgentLoop {
         stop.abort();
       }
     }
-    if (failure !== undefined) return { kind: 'failed', error: failure };
+    if (failure !== undefined) {
+      // The run ends failed instead of parking, so nobody will decide the calls that
+      // asked for approval: they are rejected like the step's calls after the failure.
+      await step.withdrawAwaiting({ kind: 'cancelled' });
+      return { kind: 'failed', error: failure };
+    }
     const [first, ...rest] = step.awaitingApproval;
     return first === undefined ? undefined : { kind: 'approval_pending', operations: [first, ...rest] };
   }

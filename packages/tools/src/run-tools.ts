@@ -7,6 +7,7 @@ import {
   StepOperationIds,
   type ToolCall,
   ToolCallIdentity,
+  ToolError,
   type ToolMode,
   type ToolRejection,
   type ToolResult,
@@ -152,7 +153,7 @@ function preparedParked(context: CaptureContext, operationId: string, call: Tool
 export class StepTools {
   readonly #context: CaptureContext;
   readonly #operations: StepOperationIds;
-  readonly #awaiting: string[] = [];
+  readonly #awaiting: PreparedCall[] = [];
   readonly stepId: string;
 
   constructor(context: CaptureContext, stepId: string) {
@@ -198,7 +199,7 @@ export class StepTools {
             const reason = approvalReason(prepared.entry!, call.input, context.approval);
             if (reason !== undefined) {
               await requestApproval(context, prepared, reason, context.approval);
-              this.#awaiting.push(operationId);
+              this.#awaiting.push(prepared);
               throw new ApprovalRequested(operationId, call.name);
             }
             return runCall(context, prepared, signal);
@@ -211,6 +212,27 @@ export class StepTools {
    * `invoke` with `ApprovalRequested`); the invocation parks on them after the step.
    */
   get awaitingApproval(): readonly string[] {
-    return this.#awaiting;
+    return this.#awaiting.map((prepared) => prepared.operationId);
+  }
+
+  /**
+   * Records that the calls waiting for approval will not run after all: the step failed
+   * before its run could park on them, so nobody will decide them. Each gets its
+   * `tool_rejected` (`reason`), in the step's order, and none is left requested with no
+   * closing fact. Resolves with the operations recorded; one whose rejection could not
+   * be recorded (the log failed) is left out, and recovery or the log has the last word.
+   */
+  async withdrawAwaiting(reason: ToolRejection): Promise<string[]> {
+    const context = this.#context;
+    const withdrawn: string[] = [];
+    for (const prepared of this.#awaiting.splice(0)) {
+      try {
+        await context.ledger.track(reject(context, prepared, reason));
+      } catch (error) {
+        // `reject` throws the rejection's own error once it is recorded.
+        if (ToolError.isInstance(error) && error.code !== 'persistence') withdrawn.push(prepared.operationId);
+      }
+    }
+    return withdrawn;
   }
 }

@@ -121,4 +121,34 @@ describe('a call that needs approval', () => {
     expect(step.awaitingApproval).toEqual([]);
     await run.shutdown();
   });
+
+  it('withdrawn when its step fails: a tool_rejected closes the request, and it no longer awaits', async () => {
+    const tool = new RecordingTool(log, 'send');
+    const calls = [
+      { id: 'call-1', name: 'send', input: { to: 'all' } },
+      { id: 'call-2', name: 'send', input: { to: 'ops' } },
+    ];
+    await seed(log, invocation, calls);
+    const run = new RunTools({
+      sink: log,
+      invocation,
+      catalog: catalogOf(tool, 'always'),
+      mode: 'direct',
+      code: new CodeExecutor(),
+    });
+    const step = (await run.capture('.')).intoStep('step');
+    for (const call of calls) await step.invoke(call).catch(() => undefined);
+    expect(step.awaitingApproval).toEqual(['step:call-1', 'step:call-2']);
+    expect(await step.withdrawAwaiting({ kind: 'cancelled' })).toEqual(['step:call-1', 'step:call-2']);
+    expect(step.awaitingApproval).toEqual([]);
+    // Withdrawing again writes nothing more.
+    expect(await step.withdrawAwaiting({ kind: 'cancelled' })).toEqual([]);
+    await run.shutdown();
+    expect(tool.calls).toEqual([]);
+    const facts = (await log.prefix(wide)).events.map(({ event }) => event.fact);
+    expect(facts.filter((fact) => fact.kind === 'tool_rejected')).toMatchObject([
+      { operationId: 'step:call-1', reason: { kind: 'cancelled' } },
+      { operationId: 'step:call-2', reason: { kind: 'cancelled' } },
+    ]);
+  });
 });
