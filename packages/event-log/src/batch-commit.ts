@@ -7,6 +7,7 @@ import type { LeaseView } from './invocation-owner.js';
 import { loadRuleState } from './load-rule-state.js';
 import {
   type LogDialect,
+  run,
   runAsync,
   runSync,
   type Statements,
@@ -51,25 +52,50 @@ export function commitBatch(
   context: BatchContext,
   batch: readonly StagedWrite[],
 ): BatchResult | Promise<BatchResult> {
+  // A write whose event id the log already holds (or that repeats one of its batch)
+  // fails the unique index, and with it the batch: the batch runs once more, the ids
+  // looked up first, so that only such writes are refused (`duplicate_event`) and the
+  // others' go on. The lookup costs a statement, so only a batch that needs it pays.
+  const again = (result: BatchResult) =>
+    result.kind === 'failed' && !result.committing && context.dialect.repeatsEventId(result.cause)
+      ? attempt(db, context, batch, true)
+      : result;
+  const first = attempt(db, context, batch, false);
+  return first instanceof Promise ? first.then(again) : again(first);
+}
+
+function attempt(
+  db: Kysely<LogDatabase>,
+  context: BatchContext,
+  batch: readonly StagedWrite[],
+  checkIds: boolean,
+): BatchResult | Promise<BatchResult> {
   // Said by the thread that runs the transaction, not by whoever chose it.
   const committer: Committer = isMainThread ? 'event_loop' : 'writer_thread';
   const started = performance.now();
   const progress: BatchProgress = { outcomes: [], committing: false };
+  const how: Run = { started, progress, committer, checkIds };
   const { direct } = context;
-  if (direct === undefined) return commitAsync(db, context, batch, { started, progress, committer });
+  if (direct === undefined) return commitAsync(db, context, batch, how);
   try {
     // A hook that stops the commit before `COMMIT` needs a transaction to stop in.
-    const lone = batch.length === 1 && context.beforeCommit === undefined;
+    const lone = batch.length === 1 && context.beforeCommit === undefined && !checkIds;
     if (!(lone && commitLoneInsert(db, context.cache, direct, batch[0]!, progress))) {
-      runSync(batchSteps(db, context, batch, progress, committer), direct);
+      runSync(batchSteps(db, context, batch, how), direct);
     }
   } catch (cause) {
     return failed(context, progress, cause);
   }
-  return committed(context, { started, progress, committer });
+  return committed(context, how);
 }
 
-type Run = { readonly started: number; readonly progress: BatchProgress; readonly committer: Committer };
+type Run = {
+  readonly started: number;
+  readonly progress: BatchProgress;
+  readonly committer: Committer;
+  /** Look the batch's event ids up before the rules (see `commitBatch`). */
+  readonly checkIds: boolean;
+};
 
 async function commitAsync(
   db: Kysely<LogDatabase>,
@@ -77,14 +103,14 @@ async function commitAsync(
   batch: readonly StagedWrite[],
   run: Run,
 ): Promise<BatchResult> {
-  const { progress, committer } = run;
+  const { progress } = run;
   try {
     if (context.transact !== undefined) {
-      await context.transact(batchSteps(db, context, batch, progress, committer));
+      await context.transact(batchSteps(db, context, batch, run));
     } else {
       // Holding one connection keeps the batch's statements in one transaction.
       await db.connection().execute((connection) =>
-        runAsync(batchSteps(connection, context, batch, progress, committer), async (query) => {
+        runAsync(batchSteps(connection, context, batch, run), async (query) => {
           return (await connection.executeQuery(query)).rows;
         }),
       );
@@ -116,8 +142,7 @@ function* batchSteps(
   builder: Kysely<LogDatabase>,
   context: BatchContext,
   batch: readonly StagedWrite[],
-  progress: BatchProgress,
-  committer: Committer,
+  { progress, committer, checkIds }: Run,
 ): Statements<void> {
   const { dialect, cache, beforeCommit } = context;
   for (const statement of dialect.begin) yield statement;
@@ -125,7 +150,8 @@ function* batchSteps(
     yield* dialect.refresh(cache);
     progress.heldAt = performance.now();
     const leases = yield* loadRuleState(builder, { cache, clock: dialect.clock }, batch);
-    const accepted = applyRules(cache, batch, progress.outcomes, leases);
+    const stored = checkIds ? yield* storedEventIds(builder, batch) : undefined;
+    const accepted = applyRules(cache, batch, progress.outcomes, leases, stored);
     yield* insertEvents(builder, accepted, dialect.rowsPerInsert);
     yield* writeRuleEffects(builder, accepted);
     // Optional call: without the hook, no id list is built.
@@ -158,11 +184,15 @@ function applyRules(
   batch: readonly StagedWrite[],
   outcomes: WriteOutcome[],
   leases: LeaseView | undefined,
+  stored: Set<string> | undefined,
 ): AcceptedWrite[] {
   const accepted: AcceptedWrite[] = [];
   for (const staged of batch) {
     let effects: RuleEffects;
     try {
+      if (stored?.has(staged.event.id)) {
+        throw new RuleRefusal('duplicate_event', `an event with id ${staged.event.id} is already in the log`);
+      }
       effects = checkWrite(staged, cache, leases);
     } catch (error) {
       if (!(error instanceof RuleRefusal)) throw error;
@@ -170,8 +200,26 @@ function applyRules(
       continue;
     }
     const entry = acceptWrite(cache, staged, effects);
+    // A later write of the batch with the same id is a repeat too.
+    stored?.add(staged.event.id);
     outcomes.push({ stored: receiptOf(entry) });
     accepted.push(entry);
   }
   return accepted;
+}
+
+/** Which of the batch's event ids the log already holds. */
+function* storedEventIds(
+  builder: Kysely<LogDatabase>,
+  batch: readonly StagedWrite[],
+): Statements<Set<string>> {
+  const ids = [...new Set(batch.map((staged) => staged.event.id))];
+  const stored = new Set<string>();
+  // In slices, under every store's limit on a statement's parameters.
+  for (let start = 0; start < ids.length; start += 1000) {
+    const slice = ids.slice(start, start + 1000);
+    const query = builder.selectFrom('events').select('event_id').where('event_id', 'in', slice);
+    for (const row of yield* run(query.compile())) stored.add(row.event_id);
+  }
+  return stored;
 }

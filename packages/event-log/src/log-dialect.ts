@@ -78,6 +78,12 @@ export interface LogDialect {
   refresh(cache: RuleCache): Statements<void>;
   /** Whether a failed `COMMIT` certainly kept nothing of the transaction. */
   refusedAtCommit(error: unknown): boolean;
+  /** Whether a statement failed on the unique index of event ids (a repeated id). */
+  repeatsEventId(error: unknown): boolean;
+}
+
+function field(error: unknown, name: string): unknown {
+  return typeof error === 'object' && error !== null ? (error as Record<string, unknown>)[name] : undefined;
 }
 
 const dataVersion = CompiledQuery.raw('pragma data_version');
@@ -98,6 +104,9 @@ export const sqliteDialect: LogDialect = {
     cache.token = token;
   },
   refusedAtCommit: () => false,
+  repeatsEventId: (error) =>
+    field(error, 'code') === 'SQLITE_CONSTRAINT_UNIQUE' &&
+    String(field(error, 'message')).includes('events.event_id'),
 };
 
 /** The key of the advisory lock that makes one writer of the chain at a time. */
@@ -154,6 +163,8 @@ export const postgresDialect: LogDialect = {
     error !== null &&
     (error as { severity?: unknown }).severity === 'ERROR' &&
     typeof (error as { code?: unknown }).code === 'string',
+  repeatsEventId: (error) =>
+    field(error, 'code') === '23505' && field(error, 'constraint') === 'events_event_id_key',
 };
 
 function integer(value: number): string {

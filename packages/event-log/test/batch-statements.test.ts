@@ -1,6 +1,6 @@
 import { EventWrite, RuntimeEvent } from '@factum/agent-facts';
 import { describe, expect, it } from 'vitest';
-import { EventLog } from '../src/index.ts';
+import { AppendRefusedError, EventLog } from '../src/index.ts';
 import { testStores } from '../src/testing.ts';
 import { bounds, facts, invocation, settled, write } from './support/facts.ts';
 
@@ -43,27 +43,41 @@ describe.each(testStores())('batch statements on $name', (stores) => {
     await log.close();
   });
 
-  it('a repeated event id fails its batch as rejected, with nothing of it written', async () => {
+  it('a repeated event id is refused alone as duplicate_event; the writes it was grouped with commit', async () => {
     await using store = await stores.create();
     const log = await EventLog.open(store.target);
     const at = invocation();
     const opened = RuntimeEvent.create(at, facts.opened());
     await log.append(EventWrite.plain(opened));
     const other = invocation('-other', 'other');
-    // Accepted by the rules, refused by the event-id index.
+    // Accepted by the rules, caught by the event-id index: one batch with another session's write.
     const again = RuntimeEvent.create(at, facts.completed('s1', []), { id: () => opened.id });
-    const results = await Promise.allSettled([
+    const [others, repeated] = await Promise.allSettled([
       log.append(write(other, facts.opened())),
       log.append(EventWrite.plain(again)),
     ]);
-    for (const result of results) {
-      expect(result.status).toBe('rejected');
-      expect((result as PromiseRejectedResult).reason).toMatchObject({ outcome: 'rejected' });
-    }
-    expect((await log.prefix(bounds)).highWater).toBe(1);
-    // The log goes on: the rules' state was not left with the failed batch's writes.
-    await log.append(write(other, facts.opened()));
-    expect(await log.verifyChain()).toEqual({ ok: true, events: 2 });
+    expect(others.status, "another writer's fact is not failed by someone else's repeat").toBe('fulfilled');
+    expect(repeated).toMatchObject({ status: 'rejected', reason: { code: 'duplicate_event' } });
+    expect(AppendRefusedError.isInstance((repeated as PromiseRejectedResult).reason)).toBe(true);
+    expect((await log.prefix(bounds)).highWater).toBe(2);
+    // Alone in its batch, the same.
+    const alone = RuntimeEvent.create(at, facts.completed('s9', []), { id: () => opened.id });
+    await expect(log.append(EventWrite.plain(alone))).rejects.toMatchObject({ code: 'duplicate_event' });
+
+    // Two writes of one group with the same new id: the first is stored, the second refused.
+    const twin = RuntimeEvent.create(other, facts.completed('s2', []));
+    const copy = RuntimeEvent.create(other, facts.completed('s3', []), { id: () => twin.id });
+    const group = await Promise.allSettled(
+      log.commitTogether([EventWrite.plain(twin), EventWrite.plain(copy)]),
+    );
+    expect(group.map((one) => one.status)).toEqual(['fulfilled', 'rejected']);
+    expect(group[1]).toMatchObject({ reason: { code: 'duplicate_event' } });
+    const stored = (await log.prefix(bounds)).events;
+    expect(stored.map(({ event }) => event.id)).toEqual([opened.id, stored[1]!.event.id, twin.id]);
+    expect(stored[2]!.event.fact).toMatchObject({ kind: 'model_completed', stepId: 's2' });
+    // The log goes on, and both chains verify.
+    await log.append(write(other, facts.ended()));
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 4 });
     await log.close();
   });
 });
