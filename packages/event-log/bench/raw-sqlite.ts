@@ -55,18 +55,24 @@ export function rawLoneAppends(path: string): () => void {
 
 /**
  * The ideal batch: one writer inserting `writers` rows (one per session) per durable
- * transaction, `rounds` times — what 64 writers grouping perfectly would cost. Returns
- * rows per second.
+ * transaction — what 64 writers grouping perfectly would cost. `round(count)` does it
+ * `count` times on the same file and returns rows per second.
  */
-export function rawIdealBatches(path: string, writers: number, rounds: number): number {
+export function rawIdealBatches(
+  path: string,
+  writers: number,
+): { round: (count: number) => number; close: () => void } {
   const raw = openRaw(path);
   const insert = rawInserter(raw);
   const batch = raw.transaction(() => {
     for (let w = 0; w < writers; w += 1) insert(`s${w}`);
   });
-  const started = performance.now();
-  for (let round = 0; round < rounds; round += 1) batch.immediate();
-  const perSecond = (writers * rounds) / ((performance.now() - started) / 1000);
-  raw.close();
-  return perSecond;
+  return {
+    round(count) {
+      const started = performance.now();
+      for (let round = 0; round < count; round += 1) batch.immediate();
+      return (writers * count) / ((performance.now() - started) / 1000);
+    },
+    close: () => raw.close(),
+  };
 }
