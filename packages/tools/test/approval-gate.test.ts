@@ -38,6 +38,23 @@ function catalogOf(tool: RecordingTool, approval?: ToolApproval, approvalTtlMs?:
   ]);
 }
 
+/** A run over `send` (needing approval) with `calls` seeded as its model's step. */
+async function stepOf(
+  tool: RecordingTool,
+  calls: { id: string; name: string; input: unknown }[],
+  ttlMs?: number,
+) {
+  await seed(log, invocation, calls);
+  const run = new RunTools({
+    sink: log,
+    invocation,
+    catalog: catalogOf(tool, 'always', ttlMs),
+    mode: 'direct',
+    code: new CodeExecutor(),
+  });
+  return { run, step: (await run.capture('.')).intoStep('step') };
+}
+
 describe('approval rules', () => {
   it('always, a function of the input, a reason, a run-level demand; a throwing rule fails closed', () => {
     const tool = new RecordingTool(log, 'send');
@@ -73,15 +90,7 @@ describe('a call that needs approval', () => {
   it('records approval_requested with the exact input and digest, and never runs', async () => {
     const tool = new RecordingTool(log, 'send');
     const call = { id: 'call-1', name: 'send', input: { to: 'all' } };
-    await seed(log, invocation, [call]);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: catalogOf(tool, 'always', 60_000),
-      mode: 'direct',
-      code: new CodeExecutor(),
-    });
-    const step = (await run.capture('.')).intoStep('step');
+    const { run, step } = await stepOf(tool, [call], 60_000);
     const error = await step.invoke(call).catch((caught: unknown) => caught);
     expect(ApprovalRequested.isInstance(error)).toBe(true);
     expect(step.awaitingApproval).toEqual(['step:call-1']);
@@ -108,15 +117,7 @@ describe('a call that needs approval', () => {
   it('an invalid input is rejected as such before any approval is asked for', async () => {
     const tool = new RecordingTool(log, 'send');
     const call = { id: 'call-1', name: 'send', input: 'not an object' };
-    await seed(log, invocation, [call]);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: catalogOf(tool, 'always'),
-      mode: 'direct',
-      code: new CodeExecutor(),
-    });
-    const step = (await run.capture('.')).intoStep('step');
+    const { run, step } = await stepOf(tool, [call]);
     await expect(step.invoke(call)).rejects.toMatchObject({ code: 'invalid_input' });
     expect(step.awaitingApproval).toEqual([]);
     await run.shutdown();
@@ -128,15 +129,7 @@ describe('a call that needs approval', () => {
       { id: 'call-1', name: 'send', input: { to: 'all' } },
       { id: 'call-2', name: 'send', input: { to: 'ops' } },
     ];
-    await seed(log, invocation, calls);
-    const run = new RunTools({
-      sink: log,
-      invocation,
-      catalog: catalogOf(tool, 'always'),
-      mode: 'direct',
-      code: new CodeExecutor(),
-    });
-    const step = (await run.capture('.')).intoStep('step');
+    const { run, step } = await stepOf(tool, calls);
     for (const call of calls) await step.invoke(call).catch(() => undefined);
     expect(step.awaitingApproval).toEqual(['step:call-1', 'step:call-2']);
     expect(await step.withdrawAwaiting({ kind: 'cancelled' })).toEqual(['step:call-1', 'step:call-2']);
