@@ -1,3 +1,4 @@
+import type { ModelToolCall } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -39,11 +40,7 @@ function catalogOf(tool: RecordingTool, approval?: ToolApproval, approvalTtlMs?:
 }
 
 /** A run over `send` (needing approval) with `calls` seeded as its model's step. */
-async function stepOf(
-  tool: RecordingTool,
-  calls: { id: string; name: string; input: unknown }[],
-  ttlMs?: number,
-) {
+async function stepOf(tool: RecordingTool, calls: ModelToolCall[], ttlMs?: number) {
   await seed(log, invocation, calls);
   const run = new RunTools({
     sink: log,
