@@ -3,7 +3,7 @@
  *
  * `commits` counts the transactions that stored at least one fact: each one waited for
  * its WAL flush before any caller was told (SQLite with `synchronous=FULL`, PostgreSQL
- * with its default `synchronous_commit`), so the difference over a stretch of work is
+ * with `synchronous_commit` at least `local`), so the difference over a stretch of work is
  * how many durable commits — fsyncs of the log's WAL — that work waited for. A batch
  * every write of which a rule refused writes nothing and is not counted; neither is a
  * batch that failed, even `outcome_unknown`. An in-memory log counts its commits the

@@ -15,20 +15,19 @@ const INT8 = 20;
  * `bigint` columns come back as numbers: sequences stay far below 2^53.
  */
 export async function openPostgres(url: string): Promise<OpenDatabase> {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: 4,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-    },
-  });
-  // An idle connection the server ends (a restart, a dropped database, an administrator)
-  // is emitted on the pool; unheard, it would crash the process. The pool drops that
-  // connection, and the next statement opens another or fails as a typed commit error.
-  pool.on('error', () => undefined);
+  let pool = poolOf(url, false);
   try {
-    await pool.query('select 1');
+    const setting = (
+      await pool.query<{ value: string }>(`select current_setting('synchronous_commit') as value`)
+    ).rows[0]!.value;
+    // With `synchronous_commit=off` the server acknowledges a commit before its WAL is
+    // flushed, and a crash of the server can lose it: the log's connections ask for the
+    // default instead. Every other value waits for at least the local flush, and stands.
+    if (setting === 'off') {
+      await pool.end();
+      pool = poolOf(url, true);
+      await pool.query('select 1');
+    }
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw new EventLogError('open_failed', `cannot reach PostgreSQL at ${redact(url)}: ${describe(error)}`, {
@@ -40,6 +39,24 @@ export async function openPostgres(url: string): Promise<OpenDatabase> {
     dialect: postgresDialect,
     transact: (steps) => transact(pool, steps),
   };
+}
+
+/** The log's connections; `durableCommits` makes each one say `synchronous_commit=on`. */
+function poolOf(url: string, durableCommits: boolean): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 4,
+    ...(durableCommits ? { options: '-c synchronous_commit=on' } : {}),
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle connection the server ends (a restart, a dropped database, an administrator)
+  // is emitted on the pool; unheard, it would crash the process. The pool drops that
+  // connection, and the next statement opens another or fails as a typed commit error.
+  pool.on('error', () => undefined);
+  return pool;
 }
 
 /**

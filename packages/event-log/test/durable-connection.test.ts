@@ -1,10 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventLog } from '../src/index.ts';
+import { openPostgres } from '../src/open-postgres.ts';
 import { connectSqlite } from '../src/sqlite-connection.ts';
+import { testStores } from '../src/testing.ts';
+import { facts, invocation, write } from './support/facts.ts';
 
 const FULL = 2;
 const synchronous = CompiledQuery.raw('pragma synchronous');
@@ -37,5 +41,45 @@ describe('a SQLite log connection', () => {
     expect(again.direct(synchronous)).toEqual([{ synchronous: FULL }]);
     expect(again.direct(CompiledQuery.raw('pragma journal_mode'))).toEqual([{ journal_mode: 'wal' }]);
     await again.db.destroy();
+  });
+});
+
+const postgres = testStores().find((stores) => stores.name === 'postgres')!;
+
+async function settingOf(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(`select current_setting('synchronous_commit') as value`)).rows[0].value;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('a PostgreSQL log', () => {
+  it('asks for synchronous_commit=on where the database turned it off, and leaves other values alone', async () => {
+    await using store = await postgres.create();
+    const url = (store.target as { postgres: string }).postgres;
+    await store.raw(
+      `do $$ begin execute format('alter database %I set synchronous_commit = off', current_database()); end $$`,
+    );
+    expect(await settingOf(url), 'a plain connection acknowledges before the flush').toBe('off');
+    const opened = await openPostgres(url);
+    const setting = sql<{ value: string }>`select current_setting('synchronous_commit') as value`;
+    expect((await setting.execute(opened.db)).rows).toEqual([{ value: 'on' }]);
+    await opened.db.destroy();
+    // The log commits through such connections.
+    const log = await EventLog.open(store.target);
+    await log.append(write(invocation(), facts.opened()));
+    expect(log.stats().commits).toBe(1);
+    await log.close();
+
+    // A stronger setting (or `local`, which still waits for the local flush) stands.
+    await store.raw(
+      `do $$ begin execute format('alter database %I set synchronous_commit = local', current_database()); end $$`,
+    );
+    const local = await openPostgres(url);
+    expect((await setting.execute(local.db)).rows).toEqual([{ value: 'local' }]);
+    await local.db.destroy();
   });
 });
