@@ -159,10 +159,7 @@ export const postgresDialect: LogDialect = {
     cache.head = head;
   },
   refusedAtCommit: (error) =>
-    typeof error === 'object' &&
-    error !== null &&
-    (error as { severity?: unknown }).severity === 'ERROR' &&
-    typeof (error as { code?: unknown }).code === 'string',
+    field(error, 'severity') === 'ERROR' && typeof field(error, 'code') === 'string',
   repeatsEventId: (error) =>
     field(error, 'code') === '23505' && field(error, 'constraint') === 'events_event_id_key',
 };
