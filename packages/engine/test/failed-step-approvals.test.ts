@@ -7,7 +7,7 @@ import { ToolCatalog, ToolError, ToolHandler } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
 import { Engine, RunError } from '../src/index.ts';
 import { bounds, done } from './support/agent-loop.ts';
-import { approvalInput, calls } from './support/approvals.ts';
+import { approvalInput, calls, runChild } from './support/approvals.ts';
 
 /** `send` needs a person's approval; `drop` loses its link mid-effect (outcome unknown). */
 const catalog = new ToolCatalog([
@@ -65,6 +65,10 @@ describe.each(testStores())('a step that fails after asking for approval, on $na
     await expect(engine.decide(asked, { decision: 'approve', by: 'ana' })).rejects.toSatisfy((error) =>
       RunError.isInstance(error),
     );
+    // Nor from another live process on the same log.
+    const elsewhere = await runChild(store.target, ['decide', asked, 'approve']);
+    expect(elsewhere.lines).toHaveLength(1);
+    expect(elsewhere.lines[0]).toMatch(/^refused /);
     const after = (await log.prefix(bounds)).events.map(({ event }) => event.fact);
     expect(after.filter((fact) => fact.kind === 'approval_decided')).toEqual([]);
 

@@ -29,6 +29,26 @@ describe.each(testStores())('batch statements on $name', (stores) => {
     await reopened.close();
   });
 
+  it('a second live log repeating an id the first stored is refused alone; its other write commits', async () => {
+    await using store = await stores.create();
+    const first = await EventLog.open(store.target);
+    const second = await EventLog.open(store.target);
+    const at = invocation();
+    const opened = RuntimeEvent.create(at, facts.opened());
+    await first.append(EventWrite.plain(opened));
+    const other = invocation('-other', 'other');
+    const again = RuntimeEvent.create(at, facts.completed('s1', []), { id: () => opened.id });
+    const [theirs, repeated] = await Promise.allSettled(
+      second.commitTogether([write(other, facts.opened()), EventWrite.plain(again)]),
+    );
+    expect(theirs.status).toBe('fulfilled');
+    expect(repeated).toMatchObject({ status: 'rejected', reason: { code: 'duplicate_event' } });
+    await first.append(write(at, facts.completed('s2', [])));
+    expect(await first.verifyChain()).toEqual({ ok: true, events: 3 });
+    await second.close();
+    await first.close();
+  });
+
   it('a tool result too large to send as a literal is stored whole', async () => {
     await using store = await stores.create();
     const log = await EventLog.open(store.target);
