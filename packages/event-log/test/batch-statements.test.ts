@@ -41,7 +41,7 @@ describe.each(testStores())('batch statements on $name', (stores) => {
     const [theirs, repeated] = await Promise.allSettled(
       second.commitTogether([write(other, facts.opened()), EventWrite.plain(again)]),
     );
-    expect(theirs.status).toBe('fulfilled');
+    expect(theirs?.status).toBe('fulfilled');
     expect(repeated).toMatchObject({ status: 'rejected', reason: { code: 'duplicate_event' } });
     await first.append(write(at, facts.completed('s2', [])));
     expect(await first.verifyChain()).toEqual({ ok: true, events: 3 });
