@@ -111,6 +111,70 @@ async function concurrent(
   return { perSecond, p99: percentile(latencies, 0.99) };
 }
 
+type Sides = { file: Counted; memory: Counted; liveFile: Counted; provider: ScriptedProvider };
+
+/** Sums over alternating rounds of 20 turns on each side, with each round's own ratio. */
+type Rounds = {
+  rounds: number;
+  file: number;
+  memory: number;
+  bare: number;
+  commits: number;
+  liveCommits: number;
+  liveMs: number;
+  fileCommitMs: number;
+  memoryCommitMs: number;
+  perRound: number[];
+};
+
+/** Alternating rounds, so that machine noise hits every side alike. */
+async function measureRounds(sides: Sides, rounds: number): Promise<Rounds> {
+  const { file, memory, liveFile, provider } = sides;
+  const totals: Rounds = {
+    rounds,
+    file: 0,
+    memory: 0,
+    bare: 0,
+    commits: 0,
+    liveCommits: 0,
+    liveMs: 0,
+    fileCommitMs: 0,
+    memoryCommitMs: 0,
+    perRound: [],
+  };
+  for (let round = 0; round < rounds; round += 1) {
+    const onFile = await sequential(file, provider, 20);
+    totals.file += onFile.ms;
+    totals.commits += onFile.commits;
+    totals.fileCommitMs += onFile.commitMs;
+    const inMemory = await sequential(memory, provider, 20);
+    totals.memory += inMemory.ms;
+    totals.memoryCommitMs += inMemory.commitMs;
+    let bare = 0;
+    for (let n = 0; n < 20; n += 1) bare += await bareRequests(provider);
+    totals.bare += bare / 20;
+    totals.perRound.push((onFile.ms - bare / 20) / (inMemory.ms - bare / 20));
+    const old = await sequential(liveFile, provider, 20, { liveModelFacts: true });
+    totals.liveCommits += old.commits;
+    totals.liveMs += old.ms;
+  }
+  return totals;
+}
+
+/** A turn's overhead above its bare requests, file ÷ memory, over all rounds. */
+function overheadRatio(totals: Rounds): number {
+  const bare = totals.bare;
+  return (totals.file - bare) / (totals.memory - bare);
+}
+
+/** Where the difference goes: the log's commits, and everything else in the turn. */
+function describe(totals: Rounds): string {
+  const mean = (total: number) => total / totals.rounds;
+  const bare = mean(totals.bare);
+  const rounds = totals.perRound.map((ratio) => ratio.toFixed(2)).join(', ');
+  return `turn ${mean(totals.file).toFixed(2)} ms on file, ${mean(totals.memory).toFixed(2)} ms in memory, two bare requests ${bare.toFixed(2)} ms; commits ${mean(totals.fileCommitMs).toFixed(2)} ms on file, ${mean(totals.memoryCommitMs).toFixed(2)} ms in memory, the rest of the turn ${(mean(totals.file - totals.fileCommitMs) - bare).toFixed(2)} and ${(mean(totals.memory - totals.memoryCommitMs) - bare).toFixed(2)} ms; rounds ${rounds} (median ${percentile(totals.perRound, 0.5).toFixed(2)}); with liveModelFacts on file ${mean(totals.liveMs).toFixed(2)} ms (overhead ratio ${((mean(totals.liveMs) - bare) / (mean(totals.memory) - bare)).toFixed(2)})`;
+}
+
 /** Reports `fsyncs_per_turn`, `turn_overhead` and the 32-session figures. */
 export async function turnShape(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'factum-turn-bench-'));
@@ -123,63 +187,42 @@ export async function turnShape(): Promise<void> {
     const liveFile = await openCounted(join(root, 'turns-live.sqlite'));
     const memory = await openCounted(':memory:');
     const live = { liveModelFacts: true };
-    // Warm every path, then alternate rounds so that machine noise hits all alike. A new
-    // file's WAL grows until its first checkpoint (about 1,000 frames, 30 turns), and
-    // while it grows every fsync also writes the file's size: the warm-up takes the file
-    // past that, so the rounds measure the steady state (see the README for the first 30).
+    const sides: Sides = { file, memory, liveFile, provider };
+    // A new file's WAL grows until its first checkpoint (about 1,000 frames, 30 turns),
+    // and while it grows every fsync also writes the file's size: the first warm-up takes
+    // the file past that (see the README for the first 30).
     await sequential(file, provider, 60);
-    await sequential(liveFile, provider, 10, { liveModelFacts: true });
+    await sequential(liveFile, provider, 10, live);
     await sequential(memory, provider, 60);
     await bareRequests(provider);
     // Eight rounds: within a run, one round's ratio can sit anywhere from 1.0 to 2.1.
-    const rounds = 8;
-    const totals = {
-      file: 0,
-      memory: 0,
-      bare: 0,
-      commits: 0,
-      liveCommits: 0,
-      liveMs: 0,
-      fileCommitMs: 0,
-      memoryCommitMs: 0,
-    };
-    // Each round's own ratio, so a reader sees the machine's spread beside the mean.
-    const perRound: number[] = [];
-    for (let round = 0; round < rounds; round += 1) {
-      const onFile = await sequential(file, provider, 20);
-      totals.file += onFile.ms;
-      totals.commits += onFile.commits;
-      totals.fileCommitMs += onFile.commitMs;
-      const inMemory = await sequential(memory, provider, 20);
-      totals.memory += inMemory.ms;
-      totals.memoryCommitMs += inMemory.commitMs;
-      let bare = 0;
-      for (let n = 0; n < 20; n += 1) bare += await bareRequests(provider);
-      totals.bare += bare / 20;
-      perRound.push((onFile.ms - bare / 20) / (inMemory.ms - bare / 20));
-      const old = await sequential(liveFile, provider, 20, live);
-      totals.liveCommits += old.commits;
-      totals.liveMs += old.ms;
-    }
-    const mean = (total: number) => total / rounds;
+    // After 60 turns the JIT is still compiling on its helper threads (2 ms of their CPU
+    // per turn, on a 2-core machine): that is how the figure was first measured, and it
+    // is printed for comparison with those figures.
+    const warming = await measureRounds(sides, 8);
+    // The steady state, the one a long-lived process turns in: after 600 turns on each
+    // log the helpers are idle, and a turn in memory costs a third less.
+    await sequential(file, provider, 600);
+    await sequential(memory, provider, 600);
+    const steady = await measureRounds(sides, 8);
+    const mean = (total: number) => total / steady.rounds;
     report({
       measure: 'fsyncs_per_turn',
       unit: 'waited-for commits (one fsync each) per sequential turn with one tool call',
-      value: mean(totals.commits),
+      value: mean(steady.commits),
       baseline: 'the same turn with liveModelFacts (each model fact committed as it happens)',
-      baselineValue: mean(totals.liveCommits),
+      baselineValue: mean(steady.liveCommits),
       valueGoal: '<= 4',
     });
-    const bare = mean(totals.bare);
+    const bare = mean(steady.bare);
     report({
       measure: 'turn_overhead',
-      unit: 'ms per sequential one-tool turn above its two bare model requests',
-      value: mean(totals.file) - bare,
+      unit: 'ms per sequential one-tool turn above its two bare model requests, JIT warmed (after 600 turns)',
+      value: mean(steady.file) - bare,
       baseline: 'the same turn on a :memory: log, same run',
-      baselineValue: mean(totals.memory) - bare,
+      baselineValue: mean(steady.memory) - bare,
       goal: '<= 1.5',
-      // Where the difference goes: the log's commits, and everything else in the turn.
-      note: `turn ${mean(totals.file).toFixed(2)} ms on file, ${mean(totals.memory).toFixed(2)} ms in memory, two bare requests ${bare.toFixed(2)} ms; commits ${mean(totals.fileCommitMs).toFixed(2)} ms on file, ${mean(totals.memoryCommitMs).toFixed(2)} ms in memory, the rest of the turn ${(mean(totals.file - totals.fileCommitMs) - bare).toFixed(2)} and ${(mean(totals.memory - totals.memoryCommitMs) - bare).toFixed(2)} ms; rounds ${perRound.map((ratio) => ratio.toFixed(2)).join(', ')} (median ${percentile(perRound, 0.5).toFixed(2)}); with liveModelFacts on file ${mean(totals.liveMs).toFixed(2)} ms (overhead ratio ${((mean(totals.liveMs) - bare) / (mean(totals.memory) - bare)).toFixed(2)})`,
+      note: `${describe(steady)}. After 60 turns (the JIT still compiling): ratio ${overheadRatio(warming).toFixed(3)}; ${describe(warming)}`,
     });
 
     await concurrent(file, providers, 2);
