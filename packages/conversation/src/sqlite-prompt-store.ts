@@ -28,17 +28,34 @@ export async function openSqlitePromptStore(
   options: SqlitePromptStoreOptions = {},
 ): Promise<PromptStore> {
   options.signal?.throwIfAborted();
-  const database = new Database(path);
+  const database = connectDurably(path, options.busyTimeoutMs ?? 5000);
   try {
-    database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = FULL');
-    database.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     const db = new Kysely<PromptTables>({ dialect: new SqliteDialect({ database }) });
     return await KyselyPromptStore.create(db, {
       isConflict: (error) => conflictCodes.has(String((error as { code?: unknown } | null)?.code)),
       receiptRetentionMs: options.receiptRetentionMs ?? 86_400_000,
       now: Date.now,
     });
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+}
+
+/**
+ * A connection whose commits return only once they are on stable storage: WAL with
+ * `synchronous=FULL`, and `fullfsync` so that on macOS the fsync also flushes the drive's
+ * cache (elsewhere SQLite ignores it). The busy timeout is set first, so that the first
+ * statements wait for another process opening the same file.
+ */
+export function connectDurably(path: string, busyTimeoutMs: number): Database.Database {
+  const database = new Database(path);
+  try {
+    database.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = FULL');
+    database.pragma('fullfsync = ON');
+    return database;
   } catch (error) {
     database.close();
     throw error;

@@ -9,6 +9,7 @@ import {
   type PromptStore,
   PromptStoreError,
 } from '../src/index.js';
+import { connectDurably } from '../src/sqlite-prompt-store.js';
 
 type Target = {
   readonly name: string;
@@ -135,3 +136,26 @@ for (const target of [sqlite, postgres]) {
     });
   });
 }
+
+describe('a SQLite prompt store connection', () => {
+  it('commits with synchronous=FULL and fullfsync in WAL mode, on a new file and when reopened', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'factum-prompt-durable-'));
+    try {
+      const path = join(dir, 'prompts.sqlite');
+      for (let open = 0; open < 2; open += 1) {
+        const database = connectDurably(path, 0);
+        try {
+          expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
+          // A read first: SQLite applies its WAL default when a connection first opens the WAL.
+          database.prepare('select 1').get();
+          expect(database.pragma('synchronous', { simple: true })).toBe(2);
+          expect(database.pragma('fullfsync', { simple: true })).toBe(1);
+        } finally {
+          database.close();
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

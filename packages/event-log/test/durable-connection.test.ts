@@ -12,6 +12,8 @@ import { facts, invocation, write } from './support/facts.ts';
 
 const FULL = 2;
 const synchronous = CompiledQuery.raw('pragma synchronous');
+// SQLite's default is off; on macOS only F_FULLFSYNC gets the WAL past the drive's cache.
+const fullfsync = CompiledQuery.raw('pragma fullfsync');
 
 let dir = '';
 afterEach(() => {
@@ -30,6 +32,7 @@ describe('a SQLite log connection', () => {
     const first = connectSqlite(path);
     expect(first.wal).toBe(true);
     expect(first.direct(synchronous)).toEqual([{ synchronous: FULL }]);
+    expect(first.direct(fullfsync)).toEqual([{ fullfsync: 1 }]);
     await first.db.destroy();
 
     // Through the log (migrations ran, the file is in WAL mode), then a fresh connection.
@@ -39,6 +42,7 @@ describe('a SQLite log connection', () => {
     // A read first: SQLite applies its WAL default when a connection first opens the WAL.
     again.direct(CompiledQuery.raw('select count(*) as n from events'));
     expect(again.direct(synchronous)).toEqual([{ synchronous: FULL }]);
+    expect(again.direct(fullfsync)).toEqual([{ fullfsync: 1 }]);
     expect(again.direct(CompiledQuery.raw('pragma journal_mode'))).toEqual([{ journal_mode: 'wal' }]);
     await again.db.destroy();
   });
