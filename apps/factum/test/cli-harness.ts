@@ -9,8 +9,9 @@ import { EventLog } from '@factum/event-log';
 
 const appRoot = fileURLToPath(new URL('..', import.meta.url));
 const cliEntry = join(appRoot, 'src', 'cli.ts');
-// An absolute loader URL: children run in temporary directories where `tsx` is not resolvable.
-const tsxLoader = pathToFileURL(createRequire(join(appRoot, 'package.json')).resolve('tsx')).href;
+// An absolute loader URL: children (and the MCP servers they start) run in temporary
+// directories where `tsx` is not resolvable.
+export const tsxLoader = pathToFileURL(createRequire(join(appRoot, 'package.json')).resolve('tsx')).href;
 
 /** A temporary directory with a workspace and a data directory inside. */
 export function temporaryDirectory(): {

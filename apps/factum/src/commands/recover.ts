@@ -7,15 +7,23 @@ import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { type InvocationSummary, indexInvocations } from './invocation-index.js';
 import { type RecoverOutput, RecoverOutputSchema } from './json-output-schemas.js';
+import {
+  connectMcpSources,
+  type McpOptions,
+  type McpSources,
+  mcpServersFrom,
+  withMcpOptions,
+} from './mcp-options.js';
 import { openRuntime } from './open-runtime.js';
 import { ownershipText } from './ownership-text.js';
 import { printJson } from './print-json.js';
 
-type RecoverOptions = GlobalOptions & {
-  readonly apply?: boolean;
-  readonly json?: boolean;
-  readonly otlp?: string;
-};
+type RecoverOptions = GlobalOptions &
+  McpOptions & {
+    readonly apply?: boolean;
+    readonly json?: boolean;
+    readonly otlp?: string;
+  };
 
 /** `recover` exits with this when something is still open, so scripts can tell without parsing. */
 export const EXIT_LEFT_OPEN = 3;
@@ -34,8 +42,10 @@ export const RECOVER_EXIT_CODES = [
  * is (or is left) open, 3 otherwise.
  */
 export function registerRecover(cli: CAC, context: CliContext): void {
-  withOtlpOption(
-    cli.command('recover', 'List unfinished invocations and uncertain operations, and how to resolve them'),
+  withMcpOptions(
+    withOtlpOption(
+      cli.command('recover', 'List unfinished invocations and uncertain operations, and how to resolve them'),
+    ),
   )
     .option(
       '--apply',
@@ -46,9 +56,13 @@ export function registerRecover(cli: CAC, context: CliContext): void {
       await using runtime = await openRuntime({ target: { dataDir: dataDirOf(options, context) } });
       const index = await indexInvocations(runtime.log);
       const unfinished = index.filter((summary) => summary.outcome === undefined);
+      // The MCP servers' tools and their policies, when an operation is uncertain.
+      await using mcp = index.some((entry) => entry.open.size > 0)
+        ? await mcpToolsFor(options, context)
+        : undefined;
       const uncertain: RecoverOutput['uncertain'] = [];
       for (const summary of index.filter((entry) => entry.open.size > 0))
-        uncertain.push(...(await uncertainOf(summary)));
+        uncertain.push(...(await uncertainOf(summary, mcp)));
       const report: RecoverOutput = {
         unfinished: unfinished.map((summary) => summary.invocation),
         uncertain,
@@ -78,7 +92,7 @@ export function registerRecover(cli: CAC, context: CliContext): void {
         );
         const { reconcileInvocation } = await import('./recovery-plan.js');
         for (const summary of ended) {
-          for (const outcome of await reconcileInvocation(runtime, summary)) {
+          for (const outcome of await reconcileInvocation(runtime, summary, mcp?.registrations)) {
             decisions.push({
               operationId: outcome.operationId,
               tool: outcome.name,
@@ -138,16 +152,41 @@ async function exportRecoveries(
   }
 }
 
-async function uncertainOf(summary: InvocationSummary): Promise<RecoverOutput['uncertain']> {
+/**
+ * The configured MCP servers (the user config's `mcpServers`, then `--mcp` and
+ * `--mcp-url`), connected as a run connects them, so that an uncertain call of theirs
+ * gets its tool's recovery policy. A server that does not start is said on stderr and
+ * left out: its calls stay uncertain, and the built-in tools' are still recovered.
+ */
+async function mcpToolsFor(options: RecoverOptions, context: CliContext): Promise<McpSources | undefined> {
+  const configs = await mcpServersFrom(options, context.env);
+  if (configs.length === 0) return undefined;
+  // Named as a run names them: a tool whose name a built-in has gets its server's prefix.
+  const { builtinToolNames } = await import('./recovery-plan.js');
+  try {
+    return await connectMcpSources(configs, await builtinToolNames(context.cwd));
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    context.terminal.error(
+      context.terminal.colors.yellow(`the MCP servers' tools were left out: ${shownText(message)}`),
+    );
+    return undefined;
+  }
+}
+
+async function uncertainOf(
+  summary: InvocationSummary,
+  mcp: McpSources | undefined,
+): Promise<RecoverOutput['uncertain']> {
   // The built-in tools load only for a log that has uncertain operations to describe.
   const { catalogFor, resolutionOf } = await import('./recovery-plan.js');
-  const catalog = await catalogFor(summary);
+  const catalog = await catalogFor(summary, mcp?.registrations);
   return [...summary.open].map(([operationId, call]) => ({
     invocation: summary.invocation,
     operationId,
     tool: call.name,
     input: call.input,
-    resolution: resolutionOf(call, catalog),
+    resolution: resolutionOf(call, catalog, mcp?.servers),
   }));
 }
 
