@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CliContext } from '../src/commands/cli-context.ts';
 import { main } from '../src/commands/create-cli.ts';
 import { Terminal } from '../src/terminal/terminal.ts';
-import { eventually, factsIn, temporaryDirectory } from './cli-harness.ts';
+import { eventually, factsIn, scriptedFlags, temporaryDirectory } from './cli-harness.ts';
 
 /**
  * `factum run` in this process with a terminal-like stdin: a stream marked as a TTY, read
@@ -57,12 +57,7 @@ describe('factum run on a TTY', () => {
         'write two files',
         '--require-approval',
         'write_file',
-        '--base-url',
-        provider.baseUrl,
-        '--model',
-        'test',
-        '--dir',
-        dir.dataDir,
+        ...scriptedFlags(provider, dir.dataDir),
       ],
       cli.context,
     );

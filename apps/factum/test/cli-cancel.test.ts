@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
-import { eventually, factsIn, startCli, temporaryDirectory } from './cli-harness.ts';
+import { eventually, factsIn, scriptedFlags, startCli, temporaryDirectory } from './cli-harness.ts';
 
 // The effect announces that it runs, then waits; on SIGTERM (the run's abort) it finishes cleanly.
 const HELD_COMMAND =
@@ -17,17 +17,7 @@ describe('Ctrl-C during factum run', () => {
       { text: 'never asked for' },
     );
     const cli = startCli(
-      [
-        'run',
-        'run the command',
-        '--allow-shell',
-        '--base-url',
-        provider.baseUrl,
-        '--model',
-        'test',
-        '--dir',
-        dir.dataDir,
-      ],
+      ['run', 'run the command', '--allow-shell', ...scriptedFlags(provider, dir.dataDir)],
       { cwd: dir.workspace },
     );
     await eventually(() => existsSync(join(dir.workspace, 'started.txt')));

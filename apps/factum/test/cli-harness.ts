@@ -81,6 +81,11 @@ export function startCli(args: readonly string[], options: CliStart): CliProcess
   return { child, output, exited };
 }
 
+/** The flags that point a command at a scripted provider and a data directory. */
+export function scriptedFlags(provider: { readonly baseUrl: string }, dataDir: string): string[] {
+  return ['--base-url', provider.baseUrl, '--model', 'test', '--dir', dataDir];
+}
+
 /** Runs `factum <args>` to the end. */
 export function runCli(args: readonly string[], options: CliStart) {
   return startCli(args, options).exited;

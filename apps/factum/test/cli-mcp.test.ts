@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
-import { factsIn, startCli, temporaryDirectory } from './cli-harness.ts';
+import { factsIn, scriptedFlags, startCli, temporaryDirectory } from './cli-harness.ts';
 
 const require = createRequire(import.meta.url);
 const everything = join(
@@ -42,12 +42,7 @@ describe('factum run with MCP servers', () => {
         'echo twice',
         '--mcp',
         `'${process.execPath}' '${everything}' stdio`,
-        '--base-url',
-        provider.baseUrl,
-        '--model',
-        'test',
-        '--dir',
-        dir.dataDir,
+        ...scriptedFlags(provider, dir.dataDir),
       ],
       { cwd: dir.workspace, env: { XDG_CONFIG_HOME: configHome } },
     );
@@ -71,18 +66,7 @@ describe('factum run with MCP servers', () => {
     await using provider = await startScriptedProvider();
     provider.script({ text: 'never asked' });
     const cli = startCli(
-      [
-        'run',
-        'hi',
-        '--mcp',
-        'no-such-mcp-server --flag',
-        '--base-url',
-        provider.baseUrl,
-        '--model',
-        'test',
-        '--dir',
-        dir.dataDir,
-      ],
+      ['run', 'hi', '--mcp', 'no-such-mcp-server --flag', ...scriptedFlags(provider, dir.dataDir)],
       { cwd: dir.workspace },
     );
     const result = await cli.exited;

@@ -7,6 +7,7 @@ import {
   eventually,
   factsIn,
   runCli,
+  scriptedFlags,
   startCli,
   temporaryDirectory,
   tsxLoader,
@@ -32,21 +33,9 @@ describe('factum recover with MCP servers', () => {
       { toolCalls: [{ id: 'call-1', name: 'slow-charge', arguments: { amount: 7 } }] },
       { text: 'never asked' },
     );
-    const run = startCli(
-      [
-        'run',
-        'charge 7',
-        '--mcp',
-        mcp,
-        '--base-url',
-        provider.baseUrl,
-        '--model',
-        'test',
-        '--dir',
-        dir.dataDir,
-      ],
-      { cwd: dir.workspace },
-    );
+    const run = startCli(['run', 'charge 7', '--mcp', mcp, ...scriptedFlags(provider, dir.dataDir)], {
+      cwd: dir.workspace,
+    });
     // The server has the request (T1 is durable before it is sent): kill the CLI mid-call.
     await eventually(() => lines(join(ledger, 'requests')).length > 0, 60_000);
     run.child.kill('SIGKILL');
