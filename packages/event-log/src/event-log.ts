@@ -16,10 +16,10 @@ import {
   type PendingApproval,
   pendingApprovals,
 } from './approval-queries.js';
+import { BatchRouter } from './batch-router.js';
 import { EventLogError } from './event-log-error.js';
-import { GroupCommit, type LoopTurns } from './group-commit.js';
+import { GroupCommit } from './group-commit.js';
 import { HostLease, type LeaseOptions } from './host-lease.js';
-import { inlineWriter } from './inline-writer.js';
 import {
   type InvocationOwnership,
   ownershipOf,
@@ -39,19 +39,14 @@ import {
 } from './log-queries.js';
 import type { LogDatabase } from './log-schema.js';
 import type { LogStats } from './log-stats.js';
-import { LoneCommitPlacement } from './lone-commit-placement.js';
 import { migrateToLatest } from './migrations.js';
 import { type OpenDatabase, openSqlite } from './open-database.js';
 import { type SessionHead, sessionHead } from './session-head.js';
-import { type PendingWrite, settleBatch } from './settle-batch.js';
+import type { PendingWrite } from './settle-batch.js';
 import { stageWrite, type WriteLimits } from './stage-write.js';
-import type { BatchResult, BatchWriter, CommitHooks, StagedWrite } from './staged-write.js';
+import type { CommitHooks, StagedWrite } from './staged-write.js';
 import type { StoredEvent } from './stored-event.js';
 import { type ChainReport, verifyChain } from './verify-chain.js';
-import { ThreadWriter } from './writer-thread-client.js';
-
-/** The largest group of one caller that commits like a lone write (see `#writerFor`). */
-const LONE_GROUP_MAX = 16;
 
 /** Where a log lives: a SQLite file path, or a PostgreSQL connection string. */
 export type LogTarget = string | { readonly postgres: string };
@@ -101,45 +96,18 @@ export class EventLog implements EventSink, AsyncDisposable {
   #lease: HostLease | undefined;
   readonly #queue: GroupCommit<PendingWrite>;
   readonly #limits: WriteLimits;
-  readonly #hooks: CommitHooks;
-  readonly #inline: BatchWriter;
-  readonly #startThread: (() => BatchWriter) | undefined;
-  #thread: BatchWriter | undefined;
-  /** Batches sent to the writer thread and not yet settled: the next goes there too. */
-  #inThread = 0;
-  /** Where lone writes commit, by what they have cost. */
-  readonly #lone: LoneCommitPlacement;
+  readonly #router: BatchRouter;
   #closed: Promise<void> | undefined;
-  #commits = 0;
-  #facts = 0;
-  #commitMs = 0;
 
   private constructor(store: OpenDatabase, options: EventLogOptions) {
-    const { db, walFile } = store;
-    this.#db = db;
+    this.#db = store.db;
     this.#dialect = store.dialect.name;
     this.#limits = {
       maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
     };
-    this.#hooks = options.hooks ?? {};
-    this.#lone = new LoneCommitPlacement(options.loneCommitBudgetMs ?? 4);
-    const beforeCommit = this.#hooks.beforeCommit;
-    this.#inline = inlineWriter(store, beforeCommit);
-    // The thread starts with the first batch of several writes: a log only read, or
-    // written one fact at a time, never starts one.
-    if (walFile !== undefined && options.writerThread !== false) {
-      this.#startThread = () => new ThreadWriter(walFile, beforeCommit);
-    }
-    this.#queue = new GroupCommit(
-      {
-        flush: (batch, oneGroup) => this.#flush(batch, oneGroup),
-        // Only the thread commits batches in the order sent without blocking the loop
-        // (a batch on the loop has committed before the next is formed).
-        overlaps: () => this.#startThread !== undefined,
-      },
-      options.maxBatch ?? 256,
-    );
+    this.#router = new BatchRouter(store, options);
+    this.#queue = new GroupCommit(this.#router, options.maxBatch ?? 256);
   }
 
   /** Opens the log at `target`, creating it and bringing its schema up to date. */
@@ -248,67 +216,12 @@ export class EventLog implements EventSink, AsyncDisposable {
   }
 
   /**
-   * Where a batch commits. Several writes go to the writer thread, where their
-   * statements and fsync block nothing. A lone write commits on the event loop while
-   * that is cheap: the thread would add two wake-ups to its latency (measured: about
-   * 0.3 ms, as much as its fsync on a quiet disk). Once lone commits cost more than the
-   * budget on average (a slow or busy disk), they go to the thread too, and come back
-   * under half the budget (`LoneCommitPlacement`).
-   * A small group of one caller (`commitTogether`, up to `LONE_GROUP_MAX` writes) waits
-   * like a lone write and is treated as one: the thread's wake-ups would double its
-   * latency (measured: 1.2 ms against 0.7 ms for a group of five on a quiet disk).
-   */
-  #writerFor(lone: boolean): BatchWriter {
-    // While a batch is in the thread, the next goes after it there: in the order sent.
-    const inline = lone && !this.#lone.inThread && this.#inThread === 0;
-    if (this.#startThread === undefined || inline) return this.#inline;
-    this.#thread ??= this.#startThread();
-    return this.#thread;
-  }
-
-  #flush(batch: PendingWrite[], oneGroup: boolean): LoopTurns | Promise<LoopTurns> {
-    const lone = batch.length === 1 || (oneGroup && batch.length <= LONE_GROUP_MAX);
-    const writer = this.#writerFor(lone);
-    // Optional call: without the hook, no id list is built.
-    this.#hooks.batchStarted?.({
-      size: batch.length,
-      eventIds: batch.map((pending) => pending.staged.event.id),
-      committer: writer.committer,
-    });
-    const written = writer.write(batch.map((pending) => pending.staged));
-    // On the event loop the batch has committed already: its writers are told at once.
-    if (!(written instanceof Promise)) return this.#settle(batch, written, lone, 1);
-    const offLoop = writer.committer === 'writer_thread';
-    if (offLoop) this.#inThread += 1;
-    return written.then((result) => {
-      if (offLoop) this.#inThread -= 1;
-      return this.#settle(batch, result, lone, offLoop ? 0 : 2);
-    });
-  }
-
-  #settle(batch: PendingWrite[], result: BatchResult, lone: boolean, turns: LoopTurns): LoopTurns {
-    if (result.kind === 'committed') {
-      if (lone) this.#lone.measure(result.elapsedMs);
-      let stored = 0;
-      for (const outcome of result.outcomes) if ('stored' in outcome) stored += 1;
-      // Counted before any caller is told, so a caller that awaited its write sees it.
-      if (stored > 0) {
-        this.#commits += 1;
-        this.#commitMs += result.elapsedMs;
-      }
-      this.#facts += stored;
-    }
-    settleBatch(batch, result, this.#hooks);
-    return turns;
-  }
-
-  /**
    * How many durable commits (transactions that stored a fact, each waiting for its
    * WAL flush) and facts this log has committed since it was opened: the difference
    * across a piece of work is the fsyncs it waited for. See `LogStats`.
    */
   stats(): LogStats {
-    return { commits: this.#commits, facts: this.#facts, commitMs: this.#commitMs };
+    return this.#router.stats();
   }
 
   /** The whole log as a digested prefix; `bounds_exceeded` past the bounds. */
@@ -456,7 +369,7 @@ export class EventLog implements EventSink, AsyncDisposable {
     this.#closed ??= (async () => {
       await this.#queue.idle();
       await this.#lease?.release();
-      await this.#thread?.close();
+      await this.#router.close();
       await this.#db.destroy();
     })();
     return this.#closed;
