@@ -125,17 +125,21 @@ describe('the web timeline in headless Chromium', () => {
     expect(settled, 'the settlement sits on the dispatch’s card').toMatch(/T2\s*succeeded/);
     await rejected.waitFor();
     expect(await rejected.textContent()).toContain('did not run: no tool of this name is available');
-    expect(
-      // Queried and measured in one browser task: a re-render between the two would detach it.
-      await page.$eval('.row.rejected', (node) => {
-        // The test's TypeScript has no DOM library: name the one browser call it needs.
-        const view = node.ownerDocument.defaultView as unknown as {
-          getComputedStyle(element: unknown): { backgroundColor: string };
-        };
-        return view.getComputedStyle(node).backgroundColor;
-      }),
-      'highlighted',
-    ).toBe('rgb(253, 240, 239)');
+    // Measured in the page until it holds: a re-render can detach the row being measured,
+    // and a detached row has no computed style. A row never highlighted times out here.
+    const highlight = 'rgb(253, 240, 239)';
+    const backgroundOfRejected = `(() => {
+      const row = document.querySelector('.row.rejected');
+      return row === null ? null : getComputedStyle(row).backgroundColor;
+    })()`;
+    const held = await page
+      .waitForFunction(`${backgroundOfRejected} === '${highlight}'`, undefined, { timeout: 10_000 })
+      .then(
+        () => true,
+        () => false,
+      );
+    // On a timeout, what the row shows instead.
+    expect(held ? highlight : await page.evaluate(backgroundOfRejected), 'highlighted').toBe(highlight);
 
     await h.provider.requestArrived(1);
     h.provider.release(1);
