@@ -17,13 +17,7 @@ export async function catalogFor(
   const cwd = summary.configuration?.cwd;
   if (cwd === undefined) return 'the invocation recorded no workspace';
   try {
-    // Only the policies are used here (a shell is never re-run), so no sandbox is looked for.
-    const builtins = builtinTools({
-      workspace: await Workspace.open(cwd),
-      allowShell: true,
-      isolation: { kind: 'none' },
-    });
-    return new ToolCatalog([...builtins, ...extra]);
+    return new ToolCatalog([...(await builtinsIn(cwd)), ...extra]);
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
@@ -31,10 +25,16 @@ export async function catalogFor(
 
 /** The built-in tools' names, shell included (what a run's MCP tools were named around). */
 export async function builtinToolNames(cwd: string): Promise<string[]> {
+  return (await builtinsIn(cwd)).map((tool) => tool.definition.name);
+}
+
+/**
+ * The built-in tools in `cwd`, shell included. Only their policies are used here (a shell
+ * is never re-run), so no sandbox is looked for.
+ */
+async function builtinsIn(cwd: string): Promise<ToolRegistration[]> {
   const workspace = await Workspace.open(cwd);
-  return builtinTools({ workspace, allowShell: true, isolation: { kind: 'none' } }).map(
-    (tool) => tool.definition.name,
-  );
+  return builtinTools({ workspace, allowShell: true, isolation: { kind: 'none' } });
 }
 
 /**
