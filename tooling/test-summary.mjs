@@ -1,5 +1,7 @@
 // Prints one closing line for the whole test run — "N passed, N failed, N skipped" —
 // from every workspace package's vitest JSON report, so a run can be judged at a glance.
+// Above it, each failure gets one short line (package, test, the start of its message):
+// when only the end of a long run's output is kept, it still says what failed.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -7,6 +9,7 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const missing = [];
+const failures = [];
 for (const group of ['packages', 'apps', 'tooling']) {
   if (!existsSync(group)) continue;
   for (const name of readdirSync(group)) {
@@ -20,6 +23,7 @@ for (const group of ['packages', 'apps', 'tooling']) {
     const result = JSON.parse(readFileSync(report, 'utf8'));
     passed += result.numPassedTests ?? 0;
     failed += (result.numFailedTests ?? 0) + countFilesFailedWithoutFailedTests(result);
+    failures.push(...describeFailures(dir, result));
     skipped += (result.numPendingTests ?? 0) + (result.numTodoTests ?? 0);
   }
 }
@@ -34,5 +38,26 @@ function countFilesFailedWithoutFailedTests(result) {
   ).length;
 }
 
+/** One line per failed test, or per file that failed outside its tests. */
+function describeFailures(dir, result) {
+  const lines = [];
+  for (const file of result.testResults ?? []) {
+    const tests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+    for (const test of tests)
+      lines.push(`${dir}: ${test.fullName ?? test.title}: ${brief(test.failureMessages)}`);
+    if (file.status === 'failed' && tests.length === 0)
+      lines.push(`${dir}: ${file.name.slice(file.name.indexOf(dir))}: ${brief([file.message])}`);
+  }
+  return lines;
+}
+
+/** The first lines of a failure's message, on one line and at most 900 characters. */
+function brief(messages) {
+  const text = (messages ?? []).filter(Boolean).join(' | ').split('\n').slice(0, 20).join(' ');
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 900 ? `${flat.slice(0, 900)}…` : flat || '(no message)';
+}
+
+for (const failure of failures) console.log(`FAILED ${failure}`);
 if (missing.length > 0) console.log(`no test report from: ${missing.join(', ')}`);
 console.log(`${passed} passed, ${failed + missing.length} failed, ${skipped} skipped`);

@@ -1,10 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { runTorture } from '../src/run-torture.ts';
 
+/** The violations, rule first, as the failure's message: a cut log still says which. */
+function named(summary: {
+  violations: readonly { rule: string; detail: string }[];
+  directory: string;
+  seed: number;
+}): string {
+  const rules = summary.violations.map((v) => `${v.rule}: ${v.detail.slice(0, 300)}`).join(' ; ');
+  return `seed ${summary.seed}, logs kept in ${summary.directory}: ${rules}`;
+}
+
 describe('torture smoke', () => {
   it('30 SIGKILLs at random points on SQLite: nothing runs twice, nothing succeeds unrecorded, nothing is forgotten', async () => {
     const summary = await runTorture({ kills: 30, workers: 2, seed: 20_261_130 });
-    expect(summary.violations).toEqual([]);
+    expect(summary.violations, named(summary)).toEqual([]);
     expect(summary.kills).toBe(30);
     // Every kill is followed by two rounds of checks over the log and the ledger.
     expect(summary.invariantsChecked).toBeGreaterThan(30 * 2);
@@ -21,7 +31,7 @@ describe('torture smoke', () => {
       store: 'postgres',
       postgresUrl,
     });
-    expect(summary.violations).toEqual([]);
+    expect(summary.violations, named(summary)).toEqual([]);
     expect(summary.kills).toBe(16);
     expect(summary.byPoint.open ?? 0).toBeGreaterThan(0);
     expect(summary.invariantsChecked).toBeGreaterThan(16 * 2);
@@ -29,7 +39,7 @@ describe('torture smoke', () => {
 
   it('three hosts on one SQLite log, one killed or paused per round: survivors sweep its runs, none of theirs is ended, nothing runs twice', async () => {
     const summary = await runTorture({ kills: 4, hosts: 3, seed: 9 });
-    expect(summary.violations).toEqual([]);
+    expect(summary.violations, named(summary)).toEqual([]);
     expect(summary.kills).toBe(4);
     expect(summary.hosts).toBe(3);
     expect(
@@ -41,7 +51,7 @@ describe('torture smoke', () => {
     const postgresUrl = process.env.FACTUM_TEST_POSTGRES_URL;
     expect(postgresUrl, 'a PostgreSQL server for the smoke run').toBeTruthy();
     const summary = await runTorture({ kills: 4, hosts: 3, seed: 3, store: 'postgres', postgresUrl });
-    expect(summary.violations).toEqual([]);
+    expect(summary.violations, named(summary)).toEqual([]);
     expect(summary.kills).toBe(4);
     expect(summary.byPoint['lease:sweep'] ?? 0).toBeGreaterThan(0);
   }, 240_000);
