@@ -1,3 +1,6 @@
+import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * The benchmark harness every package shares: one JSON line per measure, always with
  * the baseline measured in the same run and the ratio between them, so a figure never
@@ -73,4 +76,27 @@ export async function medianMs(runs: number, operation: () => Promise<unknown> |
 export function percentile(samples: readonly number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+}
+
+/**
+ * The disk's own price, in `directory`: median ms to write 4 KiB and fdatasync it. A
+ * durable commit costs at least this; figures that compare a file with memory grow with it.
+ */
+export function diskSyncMs(directory: string): number {
+  const path = join(directory, 'sync-probe');
+  const fd = openSync(path, 'w');
+  const page = Buffer.alloc(4096, 1);
+  const samples: number[] = [];
+  try {
+    for (let index = 0; index < 50; index += 1) {
+      const started = performance.now();
+      writeSync(fd, page, 0, page.length, index * page.length);
+      fdatasyncSync(fd);
+      samples.push(performance.now() - started);
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(path, { force: true });
+  }
+  return round(percentile(samples, 0.5));
 }

@@ -1,8 +1,9 @@
 // The cost of a durable turn: how many commits a sequential one-tool turn waits for
 // (`fsyncs_per_turn`), what the durable log adds to a turn above the two bare model
-// requests compared with a log in memory (`turn_overhead`), and 32 sessions running
-// turns at once (`concurrent_sessions_32`), each against a baseline of the same run.
-import { mkdtempSync, rmSync } from 'node:fs';
+// requests compared with a log in memory (`turn_overhead`), the same with the log's file
+// where no disk is behind it (`turn_overhead_tmpfs`), and 32 sessions running turns at
+// once (`concurrent_sessions_32`), each against a baseline of the same run.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
@@ -10,7 +11,7 @@ import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { type ScriptedProvider, startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
-import { percentile, report } from '../../../tooling/bench/harness.ts';
+import { diskSyncMs, percentile, report } from '../../../tooling/bench/harness.ts';
 import { Engine, type EngineOptions } from '../src/index.ts';
 
 const toolCall = {
@@ -111,13 +112,21 @@ async function concurrent(
   return { perSecond, p99: percentile(latencies, 0.99) };
 }
 
-type Sides = { file: Counted; memory: Counted; liveFile: Counted; provider: ScriptedProvider };
+/** `tmpfs`: the same log file where no disk is behind it, when the machine has one. */
+type Sides = {
+  file: Counted;
+  memory: Counted;
+  liveFile: Counted;
+  tmpfs?: Counted;
+  provider: ScriptedProvider;
+};
 
 /** Sums over alternating rounds of 20 turns on each side, with each round's own ratio. */
 type Rounds = {
   rounds: number;
   file: number;
   memory: number;
+  tmpfs: number;
   bare: number;
   commits: number;
   liveCommits: number;
@@ -129,11 +138,12 @@ type Rounds = {
 
 /** Alternating rounds, so that machine noise hits every side alike. */
 async function measureRounds(sides: Sides, rounds: number): Promise<Rounds> {
-  const { file, memory, liveFile, provider } = sides;
+  const { file, memory, liveFile, tmpfs, provider } = sides;
   const totals: Rounds = {
     rounds,
     file: 0,
     memory: 0,
+    tmpfs: 0,
     bare: 0,
     commits: 0,
     liveCommits: 0,
@@ -147,6 +157,7 @@ async function measureRounds(sides: Sides, rounds: number): Promise<Rounds> {
     totals.file += onFile.ms;
     totals.commits += onFile.commits;
     totals.fileCommitMs += onFile.commitMs;
+    if (tmpfs !== undefined) totals.tmpfs += (await sequential(tmpfs, provider, 20)).ms;
     const inMemory = await sequential(memory, provider, 20);
     totals.memory += inMemory.ms;
     totals.memoryCommitMs += inMemory.commitMs;
@@ -178,6 +189,8 @@ function describe(totals: Rounds): string {
 /** Reports `fsyncs_per_turn`, `turn_overhead` and the 32-session figures. */
 export async function turnShape(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'factum-turn-bench-'));
+  // The same file with no disk behind it: what remains of the file's extra is our code's.
+  const memoryRoot = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/factum-turn-bench-') : undefined;
   const provider = await startScriptedProvider();
   const providers = await Promise.all(Array.from({ length: 32 }, () => startScriptedProvider()));
   try {
@@ -186,14 +199,16 @@ export async function turnShape(): Promise<void> {
     // its checkpoints are not paid for by the rounds measured on the other.
     const liveFile = await openCounted(join(root, 'turns-live.sqlite'));
     const memory = await openCounted(':memory:');
+    const tmpfs = memoryRoot === undefined ? undefined : await openCounted(join(memoryRoot, 'turns.sqlite'));
     const live = { liveModelFacts: true };
-    const sides: Sides = { file, memory, liveFile, provider };
+    const sides: Sides = { file, memory, liveFile, provider, ...(tmpfs === undefined ? {} : { tmpfs }) };
     // A new file's WAL grows until its first checkpoint (about 1,000 frames, 30 turns),
     // and while it grows every fsync also writes the file's size: the first warm-up takes
     // the file past that (see the README for the first 30).
     await sequential(file, provider, 60);
     await sequential(liveFile, provider, 10, live);
     await sequential(memory, provider, 60);
+    if (tmpfs !== undefined) await sequential(tmpfs, provider, 60);
     await bareRequests(provider);
     // Eight rounds: within a run, one round's ratio can sit anywhere from 1.0 to 2.1.
     // After 60 turns the JIT is still compiling on its helper threads (2 ms of their CPU
@@ -204,6 +219,7 @@ export async function turnShape(): Promise<void> {
     // log the helpers are idle, and a turn in memory costs a third less.
     await sequential(file, provider, 600);
     await sequential(memory, provider, 600);
+    if (tmpfs !== undefined) await sequential(tmpfs, provider, 600);
     const steady = await measureRounds(sides, 8);
     const mean = (total: number) => total / steady.rounds;
     report({
@@ -222,8 +238,18 @@ export async function turnShape(): Promise<void> {
       baseline: 'the same turn on a :memory: log, same run',
       baselineValue: mean(steady.memory) - bare,
       goal: '<= 1.5',
-      note: `${describe(steady)}. After 60 turns (the JIT still compiling): ratio ${overheadRatio(warming).toFixed(3)}; ${describe(warming)}`,
+      note: `${describe(steady)}; disk: 4 KiB write + fdatasync ${diskSyncMs(root)} ms (median). After 60 turns (the JIT still compiling): ratio ${overheadRatio(warming).toFixed(3)}; ${describe(warming)}`,
     });
+    if (tmpfs !== undefined) {
+      report({
+        measure: 'turn_overhead_tmpfs',
+        unit: 'ms per sequential one-tool turn above its two bare model requests, the log file on tmpfs, JIT warmed',
+        value: mean(steady.tmpfs) - bare,
+        baseline: 'the same turn on a :memory: log, same run',
+        baselineValue: mean(steady.memory) - bare,
+        note: 'the same file, statements and fsync calls as turn_overhead with no disk behind them: the file path of the log and the engine; what turn_overhead has above this is the disk',
+      });
+    }
 
     await concurrent(file, providers, 2);
     await concurrent(liveFile, providers, 2, live);
@@ -255,7 +281,9 @@ export async function turnShape(): Promise<void> {
     await file.log.close();
     await liveFile.log.close();
     await memory.log.close();
+    await tmpfs?.log.close();
   } finally {
+    if (memoryRoot !== undefined) rmSync(memoryRoot, { recursive: true, force: true });
     await provider.close();
     await Promise.all(providers.map((one) => one.close()));
     rmSync(root, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 // Event log benchmarks: one JSON line per measure, each against a baseline of the same
 // run. The disk is shared with other work, so competing runs are interleaved round by
 // round and medians are reported.
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { medianMs, percentile, rate, report } from '../../../tooling/bench/harness.ts';
+import { diskSyncMs, medianMs, percentile, rate, report } from '../../../tooling/bench/harness.ts';
 import { EventLog } from '../src/index.ts';
 import { at, fill, observed, opened, write } from './fixtures.ts';
 import { idleProbe, startLoopProbe } from './loop-probe.ts';
@@ -15,27 +15,6 @@ const root = mkdtempSync(join(tmpdir(), 'factum-bench-'));
 const file = (name: string) => join(root, `${name}.sqlite`);
 const median = (values: readonly number[]) => percentile(values, 0.5);
 const round3 = (value: number) => Math.round(value * 1000) / 1000;
-
-/**
- * The disk's own price: median time to write 4 KiB and fdatasync it, in the benchmark's
- * directory. Group commit saves fsyncs, so its ratio grows with this figure.
- */
-function fsyncMs(): number {
-  const fd = openSync(file('fsync-probe'), 'w');
-  const page = Buffer.alloc(4096, 1);
-  const samples: number[] = [];
-  try {
-    for (let index = 0; index < 50; index += 1) {
-      const started = performance.now();
-      writeSync(fd, page, 0, page.length, index * page.length);
-      fdatasyncSync(fd);
-      samples.push(performance.now() - started);
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return round3(median(samples));
-}
 
 /** Runs `operation` `count` times in sequence: per second, and process CPU µs per call (every thread). */
 async function measured(count: number, operation: () => unknown): Promise<{ rate: number; cpuUs: number }> {
@@ -80,7 +59,7 @@ async function durableAppends(): Promise<void> {
       'raw better-sqlite3 insert of the same row into the same table, one transaction per row, WAL + synchronous=FULL',
     baselineValue: median(raw.map((run) => run.rate)),
     goal: '>= 0.8',
-    note: `disk: 4 KiB write + fdatasync ${fsyncMs()} ms (median); after ${WARM_UP_APPENDS} appends of each, medians of ${rounds} interleaved rounds of ${count}; median of per-round ratios ${round3(median(ratios))}, p25 ${round3(percentile(ratios, 0.25))}, p75 ${round3(percentile(ratios, 0.75))}; CPU per append (all threads, median of rounds) ${cpu(ours)} µs against ${cpu(raw)} µs`,
+    note: `disk: 4 KiB write + fdatasync ${diskSyncMs(root)} ms (median); after ${WARM_UP_APPENDS} appends of each, medians of ${rounds} interleaved rounds of ${count}; median of per-round ratios ${round3(median(ratios))}, p25 ${round3(percentile(ratios, 0.25))}, p75 ${round3(percentile(ratios, 0.75))}; CPU per append (all threads, median of rounds) ${cpu(ours)} µs against ${cpu(raw)} µs`,
   });
 }
 
@@ -134,7 +113,7 @@ async function groupCommit(): Promise<void> {
       'raw better-sqlite3 inserting the same rows 64 per transaction (one per session), same table and pragmas',
     baselineValue: median(ideal),
     goal: '>= 0.8',
-    note: `64 writers x ${perWriter} appends a round, one file each; disk: 4 KiB write + fdatasync ${fsyncMs()} ms (median); medians of ${rounds} interleaved rounds after 3 warm-up rounds; per-round ratios ${ratios.join(' ')}`,
+    note: `64 writers x ${perWriter} appends a round, one file each; disk: 4 KiB write + fdatasync ${diskSyncMs(root)} ms (median); medians of ${rounds} interleaved rounds after 3 warm-up rounds; per-round ratios ${ratios.join(' ')}`,
   });
 }
 
