@@ -190,7 +190,7 @@ function describe(totals: Rounds): string {
 export async function turnShape(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'factum-turn-bench-'));
   // The same file with no disk behind it: what remains of the file's extra is our code's.
-  const memoryRoot = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/factum-turn-bench-') : undefined;
+  const tmpfsRoot = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/factum-turn-bench-') : undefined;
   const provider = await startScriptedProvider();
   const providers = await Promise.all(Array.from({ length: 32 }, () => startScriptedProvider()));
   try {
@@ -199,7 +199,7 @@ export async function turnShape(): Promise<void> {
     // its checkpoints are not paid for by the rounds measured on the other.
     const liveFile = await openCounted(join(root, 'turns-live.sqlite'));
     const memory = await openCounted(':memory:');
-    const tmpfs = memoryRoot === undefined ? undefined : await openCounted(join(memoryRoot, 'turns.sqlite'));
+    const tmpfs = tmpfsRoot === undefined ? undefined : await openCounted(join(tmpfsRoot, 'turns.sqlite'));
     const live = { liveModelFacts: true };
     const sides: Sides = { file, memory, liveFile, provider, ...(tmpfs === undefined ? {} : { tmpfs }) };
     // A new file's WAL grows until its first checkpoint (about 1,000 frames, 30 turns),
@@ -283,7 +283,7 @@ export async function turnShape(): Promise<void> {
     await memory.log.close();
     await tmpfs?.log.close();
   } finally {
-    if (memoryRoot !== undefined) rmSync(memoryRoot, { recursive: true, force: true });
+    if (tmpfsRoot !== undefined) rmSync(tmpfsRoot, { recursive: true, force: true });
     await provider.close();
     await Promise.all(providers.map((one) => one.close()));
     rmSync(root, { recursive: true, force: true });
