@@ -15,6 +15,12 @@ export type McpConnection = {
   connected(): boolean;
   /** Listens to the progress notifications of one token; returns the unsubscribe. */
   onProgress(token: string, listener: (progress: McpProgress) => void): () => void;
+  /**
+   * Listens for a broken transport while calls are in flight; returns the unsubscribe.
+   * Streamable HTTP reports a stream that broke (its server died, the network went)
+   * only through the SDK's `onerror`: no answer will come to the calls it carried.
+   */
+  onBroken(listener: (error: Error) => void): () => void;
 };
 
 /** One progress notification of a call. */
@@ -57,6 +63,14 @@ export async function connectMcp(
   client.onclose = () => {
     open = false;
   };
+  const broken = new Set<(error: Error) => void>();
+  // A stdio server that dies closes the transport, which fails its calls; over HTTP the
+  // SDK leaves them pending forever and reports the broken stream here only.
+  if (config.kind === 'http') {
+    client.onerror = (error) => {
+      for (const listener of [...broken]) listener(error);
+    };
+  }
   try {
     await client.connect(transport, {
       timeout: options.timeoutMs ?? 30_000,
@@ -90,6 +104,10 @@ export async function connectMcp(
     onProgress(token, listener) {
       listeners.set(token, listener);
       return () => listeners.delete(token);
+    },
+    onBroken(listener) {
+      broken.add(listener);
+      return () => broken.delete(listener);
     },
   };
 }

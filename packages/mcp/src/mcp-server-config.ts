@@ -23,6 +23,16 @@ const common = {
    * default (`always` for a tool whose annotations state `destructiveHint: true`).
    */
   approval: z.record(z.string(), McpApprovalOverrideSchema).optional(),
+  /**
+   * How long one call may go with neither an answer nor a progress notification before
+   * it is cancelled and left uncertain (default: the source's `callTimeoutMs`, 10 minutes).
+   */
+  callTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(2 ** 31 - 1)
+    .optional(),
 };
 
 /**

@@ -107,7 +107,7 @@ export class McpToolSource implements AsyncDisposable {
         connection,
         tools,
         skipped,
-        callTimeoutMs: options.callTimeoutMs ?? 600_000,
+        callTimeoutMs: config.callTimeoutMs ?? options.callTimeoutMs ?? 600_000,
       });
     } catch (error) {
       await connection.client.close().catch(() => undefined);
@@ -157,6 +157,7 @@ export class McpToolSource implements AsyncDisposable {
     // the cost of the whole loopback call's own work, on every call.
     const abort = new AbortController();
     let idled = false;
+    let broken: Error | undefined;
     // No answer and no progress for callTimeoutMs: the call is cancelled, its outcome unknown.
     const arm = () =>
       setTimeout(() => {
@@ -169,6 +170,11 @@ export class McpToolSource implements AsyncDisposable {
     else context.signal.addEventListener('abort', cancel, { once: true });
     this.#tokens += 1;
     const token = `factum-${this.#tokens}`;
+    // The transport broke under the call: no answer will come, so it ends now, uncertain.
+    const unwatch = this.#connection.onBroken((error) => {
+      broken ??= error;
+      abort.abort();
+    });
     const unsubscribe = this.#connection.onProgress(token, (progress) => {
       clearTimeout(timer);
       timer = arm();
@@ -195,17 +201,31 @@ export class McpToolSource implements AsyncDisposable {
       return mapMcpResult(raw, tool.name);
     } catch (error) {
       if (notes !== undefined) await notes;
-      throw this.#failure(error, tool, context, idled);
+      throw this.#failure(error, tool, context, { idle: idled, broken });
     } finally {
       clearTimeout(timer);
       context.signal.removeEventListener('abort', cancel);
       unsubscribe();
+      unwatch();
     }
   }
 
-  #failure(error: unknown, tool: McpTool, context: ToolCallContext, idle: boolean): ToolError {
+  #failure(
+    error: unknown,
+    tool: McpTool,
+    context: ToolCallContext,
+    why: { readonly idle: boolean; readonly broken: Error | undefined },
+  ): ToolError {
     if (ToolError.isInstance(error)) return error;
+    const { idle, broken } = why;
     const where = `${tool.name} on ${this.label}`;
+    if (broken !== undefined && !context.signal.aborted) {
+      return new ToolError(
+        'outcome_unknown',
+        `${where}: the connection to the server broke mid-call (${redact(broken, this.#config)}): the effect may or may not have happened`,
+        { cause: broken },
+      );
+    }
     if (idle && !context.signal.aborted) {
       return new ToolError(
         'outcome_unknown',

@@ -1,12 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelToolCall } from '@factum/agent-facts';
+import { type ModelToolCall, ToolError } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { describe, expect, it } from 'vitest';
 import { McpError, McpToolSource } from '../src/index.ts';
-import { factsOf, invocation, runOver, seed, temporaryDirectory } from './support/log-fixtures.ts';
+import {
+  factsOf,
+  invocation,
+  runOver,
+  seed,
+  temporaryDirectory,
+  WatchingSink,
+  wide,
+} from './support/log-fixtures.ts';
 import { everythingBin, filesystem, freePort } from './support/servers.ts';
 
 const code = new CodeExecutor();
@@ -75,19 +83,25 @@ describe('server-filesystem over stdio', () => {
   }, 60_000);
 });
 
+/** server-everything as a Streamable HTTP server on a free loopback port. */
+async function startHttpEverything(): Promise<{ server: ChildProcess; port: number }> {
+  const port = await freePort();
+  const server: ChildProcess = spawn(process.execPath, [everythingBin, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+    server.on('exit', () => reject(new Error('the HTTP server exited')));
+  });
+  return { server, port };
+}
+
 describe('server-everything over Streamable HTTP', () => {
   it('lists and calls tools, with progress, over HTTP', async () => {
     using dir = temporaryDirectory();
-    const port = await freePort();
-    const server: ChildProcess = spawn(process.execPath, [everythingBin, 'streamableHttp'], {
-      env: { PATH: process.env.PATH ?? '', PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const { server, port } = await startHttpEverything();
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
-        server.on('exit', () => reject(new Error('the HTTP server exited')));
-      });
       await using log = await EventLog.open(dir.file);
       await using source = await McpToolSource.connect({
         kind: 'http',
@@ -108,6 +122,68 @@ describe('server-everything over Streamable HTTP', () => {
         .join('');
       expect(stored).toContain('over http');
       expect(stored).not.toContain('not-a-real-secret');
+    } finally {
+      server.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('a server that dies mid-call ends the call at once as outcome_unknown, left uncertain (the SDK reports it only through onerror)', async () => {
+    using dir = temporaryDirectory();
+    const { server, port } = await startHttpEverything();
+    try {
+      await using log = await EventLog.open(dir.file);
+      await using source = await McpToolSource.connect({
+        kind: 'http',
+        url: `http://127.0.0.1:${port}/mcp`,
+        recovery: { 'trigger-long-running-operation': 'never_auto_retry' },
+      });
+      const call = { id: 'long', name: 'trigger-long-running-operation', input: { duration: 30, steps: 30 } };
+      await seed(log, invocation, [call]);
+      let killed = false;
+      const sink = new WatchingSink(log, (fact) => {
+        if (fact.kind === 'tool_notified' && !killed) {
+          killed = true;
+          server.kill('SIGKILL');
+        }
+      });
+      const run = runOver(sink, source, code);
+      const error = await (await run.capture('.'))
+        .intoStep('step')
+        .invoke(call)
+        .catch((e: unknown) => e);
+      await run.shutdown();
+      expect(killed).toBe(true);
+      // Without watching onerror this waited for the 10-minute idle timeout (the test's 60 s first).
+      expect(ToolError.isInstance(error) && error.code).toBe('outcome_unknown');
+      expect((error as Error).message).toMatch(/connection to the server broke mid-call/);
+      expect((await log.invocationRecovery(invocation, wide)).uncertainOperations).toEqual(['step:long']);
+    } finally {
+      server.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('callTimeoutMs in a server configuration bounds a call that goes silent', async () => {
+    using dir = temporaryDirectory();
+    const { server, port } = await startHttpEverything();
+    try {
+      await using log = await EventLog.open(dir.file);
+      await using source = await McpToolSource.connect({
+        kind: 'http',
+        url: `http://127.0.0.1:${port}/mcp`,
+        callTimeoutMs: 300,
+        recovery: { 'trigger-long-running-operation': 'never_auto_retry' },
+      });
+      // One step of 20 s: no progress before the end.
+      const call = { id: 'quiet', name: 'trigger-long-running-operation', input: { duration: 20, steps: 1 } };
+      await seed(log, invocation, [call]);
+      const run = runOver(log, source, code);
+      const error = await (await run.capture('.'))
+        .intoStep('step')
+        .invoke(call)
+        .catch((e: unknown) => e);
+      await run.shutdown();
+      expect(ToolError.isInstance(error) && error.code).toBe('outcome_unknown');
+      expect((error as Error).message).toMatch(/neither answered nor reported progress for 300 ms/);
     } finally {
       server.kill('SIGKILL');
     }
