@@ -1,9 +1,11 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
-import { factsIn, scriptedFlags, startCli, temporaryDirectory } from './cli-harness.ts';
+import { type CliProcess, factsIn, scriptedFlags, startCli, temporaryDirectory } from './cli-harness.ts';
 
 const require = createRequire(import.meta.url);
 const everything = join(
@@ -11,6 +13,38 @@ const everything = join(
   'dist',
   'index.js',
 );
+
+const LONG = 'trigger-long-running-operation';
+
+/** Waits until the run has recorded the first progress note of a call, polling the log. */
+async function firstProgress(cli: CliProcess, dataDir: string): Promise<void> {
+  for (let tries = 0; tries < 300; tries += 1) {
+    if (cli.child.exitCode !== null) throw new Error(`the run ended first: ${cli.output.stdout}`);
+    if (existsSync(join(dataDir, 'events.sqlite'))) {
+      const facts = await factsIn(dataDir);
+      if (facts.some(({ fact }) => fact.kind === 'tool_notified')) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('no progress was recorded');
+}
+
+/** server-everything as a Streamable HTTP server on a free loopback port. */
+async function startHttpEverything(): Promise<{ server: ChildProcess; url: string }> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const server = spawn(process.execPath, [everything, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+    server.on('exit', () => reject(new Error('the HTTP server exited')));
+  });
+  return { server, url: `http://127.0.0.1:${port}/mcp` };
+}
 
 describe('factum run with MCP servers', () => {
   it('--mcp and mcpServers in the user config offer the servers’ tools; each tool line names its server', async () => {
@@ -101,5 +135,67 @@ describe('factum run with MCP servers', () => {
     expect(result.stderr).toMatch(/config\.json sets mcpServers/);
     expect(existsSync(marker)).toBe(false);
     expect(provider.requests).toHaveLength(0);
+  }, 60_000);
+
+  it('an HTTP server that dies mid-call ends the run at once, the call left uncertain (not a 10-minute hang)', async () => {
+    using dir = temporaryDirectory();
+    const { server, url } = await startHttpEverything();
+    try {
+      await using provider = await startScriptedProvider();
+      provider.script(
+        { toolCalls: [{ id: 'call-1', name: LONG, arguments: { duration: 30, steps: 30 } }] },
+        { text: 'never asked' },
+      );
+      const cli = startCli(['run', 'take long', '--mcp-url', url, ...scriptedFlags(provider, dir.dataDir)], {
+        cwd: dir.workspace,
+      });
+      await firstProgress(cli, dir.dataDir);
+      server.kill('SIGKILL');
+      const result = await cli.exited;
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/failed \{outcome_unknown\}/);
+      expect(result.stdout).toMatch(/connection to the server broke mid-call/);
+      const facts = (await factsIn(dir.dataDir)).map(({ fact }) => fact.kind);
+      expect(facts).toContain('tool_dispatched');
+      expect(facts).not.toContain('tool_settled');
+    } finally {
+      server.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('Ctrl-C during an MCP call that may change the world exits 130; the call is left uncertain', async () => {
+    using dir = temporaryDirectory();
+    const configHome = join(dir.path, 'config-home');
+    mkdirSync(join(configHome, 'factum'), { recursive: true });
+    writeFileSync(
+      join(configHome, 'factum', 'config.json'),
+      JSON.stringify({
+        mcpServers: [
+          {
+            kind: 'stdio',
+            command: process.execPath,
+            args: [everything],
+            name: 'everything',
+            recovery: { [LONG]: 'never_auto_retry' },
+          },
+        ],
+      }),
+    );
+    await using provider = await startScriptedProvider();
+    provider.script(
+      { toolCalls: [{ id: 'call-1', name: LONG, arguments: { duration: 30, steps: 30 } }] },
+      { text: 'never asked' },
+    );
+    const cli = startCli(['run', 'take long', ...scriptedFlags(provider, dir.dataDir)], {
+      cwd: dir.workspace,
+      env: { XDG_CONFIG_HOME: configHome },
+    });
+    await firstProgress(cli, dir.dataDir);
+    cli.child.kill('SIGINT');
+    const result = await cli.exited;
+    expect(result.stdout).toMatch(/failed \{outcome_unknown\}/);
+    expect(result.code).toBe(130);
+    const facts = (await factsIn(dir.dataDir)).map(({ fact }) => fact.kind);
+    expect(facts).not.toContain('tool_settled');
   }, 60_000);
 });

@@ -11,7 +11,7 @@ import { shownText } from '../terminal/terminal-text.js';
 import { askYesNo } from './approval-prompt.js';
 import { type CliContext, operatorName } from './cli-context.js';
 import { CliError } from './cli-error.js';
-import { runLive } from './live-run.js';
+import { type LiveRunOutcome, runLive } from './live-run.js';
 
 /** What a continuation of a parked run needs: the same things a run does. */
 export type ContinuationSetup = {
@@ -47,7 +47,10 @@ export async function approvalsOf(runtime: FactumRuntime, invocationId: string):
  * in this process. Returns the last outcome — still `approval_pending` when no one can
  * be asked here, for the caller to say how to decide later.
  */
-export async function settleApprovals(first: RunOutcome, setup: ContinuationSetup): Promise<RunOutcome> {
+export async function settleApprovals(
+  first: LiveRunOutcome,
+  setup: ContinuationSetup,
+): Promise<LiveRunOutcome> {
   let result = first;
   while (result.outcome.kind === 'approval_pending' && canAsk(setup.context)) {
     const { context, runtime } = setup;
@@ -101,7 +104,10 @@ async function decideOnce(
  * invocation of the same turn and run. The engine first dispatches each approved call
  * with exactly its recorded input, rejects the denied ones, then asks the model again.
  */
-export async function continueParked(parked: Invocation, setup: ContinuationSetup): Promise<RunOutcome> {
+export async function continueParked(
+  parked: Invocation,
+  setup: ContinuationSetup,
+): Promise<LiveRunOutcome> {
   const { runtime } = setup;
   const view = await runtime.engine.parkedRun(parked.sessionId);
   if (view?.invocation.invocationId !== parked.invocationId)

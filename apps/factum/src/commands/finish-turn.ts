@@ -4,7 +4,7 @@ import type { OtlpTracing } from '../telemetry/otlp-tracing.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type ContinuationSetup, printParked, settleApprovals } from './approval-flow.js';
 import type { CliContext } from './cli-context.js';
-import { describeOutcome, exitCodeOf } from './live-run.js';
+import { describeOutcome, exitCodeOfRun, type LiveRunOutcome } from './live-run.js';
 
 /**
  * How every command that runs a turn (`run`, `resume`, `approve`, `deny`) ends it: the
@@ -14,7 +14,7 @@ import { describeOutcome, exitCodeOf } from './live-run.js';
  * `return await` it: their `await using` runtime would otherwise close under it.
  */
 export async function finishTurn(
-  first: RunOutcome,
+  first: LiveRunOutcome,
   setup: ContinuationSetup,
   tracing: OtlpTracing | undefined,
 ): Promise<number> {
@@ -27,7 +27,7 @@ export async function finishTurn(
   await exportTrace(tracing, runtime, ended, context);
   if (outcome.outcome.kind === 'approval_pending') await printParked(context, runtime, outcome.invocation);
   printSummary(context, outcome);
-  return exitCodeOf(outcome.outcome);
+  return exitCodeOfRun(outcome);
 }
 
 /** The closing lines of a run: how it ended, what it used, how to continue. */

@@ -16,6 +16,13 @@ export const EXIT_INTERRUPTED = 130;
  */
 export const FORCED_EXIT_GRACE_MS = 10_000;
 
+/**
+ * A run shown live, and whether a person interrupted it (Ctrl-C): an interrupted run
+ * exits 130 however it ended — a call it left uncertain makes it `failed
+ * {outcome_unknown}`, and the exit code still says who stopped it.
+ */
+export type LiveRunOutcome = RunOutcome & { readonly interrupted?: true };
+
 /** Options of a run shown live. */
 export type LiveRunOptions = {
   readonly context: CliContext;
@@ -37,7 +44,7 @@ export type LiveRunOptions = {
  * that, or after `FORCED_EXIT_GRACE_MS`; a third exits at once (what was dispatched
  * and not settled stays in the log as uncertain, for `factum recover`).
  */
-export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
+export async function runLive(options: LiveRunOptions): Promise<LiveRunOutcome> {
   const { context, runtime, input } = options;
   const { terminal } = context;
   const c = terminal.colors;
@@ -82,10 +89,15 @@ export async function runLive(options: LiveRunOptions): Promise<RunOutcome> {
   try {
     const outcome = await running.wait();
     await view.finish();
-    return outcome;
+    return interrupts > 0 ? { ...outcome, interrupted: true } : outcome;
   } finally {
     context.signals.off('SIGINT', onInterrupt);
   }
+}
+
+/** The exit code of a run: 130 when a person interrupted it, else its outcome's. */
+export function exitCodeOfRun(run: LiveRunOutcome): number {
+  return run.interrupted === true ? EXIT_INTERRUPTED : exitCodeOf(run.outcome);
 }
 
 /** The exit code an outcome maps to: 0 completed, 4 awaiting approval, 130 cancelled, 1 otherwise. */
