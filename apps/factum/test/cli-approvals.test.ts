@@ -82,6 +82,19 @@ describe('approvals from the command line, across processes', () => {
     expect(of('tool_dispatched'), 'the effect ran once').toHaveLength(1);
     expect(of('tool_settled')).toHaveLength(1);
 
+    // `log` no longer shows the parked invocation as waiting: it names its continuation.
+    const parkedId = of('approval_requested')[0]!.invocationId;
+    const continuedId = of('tool_dispatched')[0]!.invocationId;
+    expect(continuedId).not.toBe(parkedId);
+    const listedAfter = await runCli(['log', '--dir', dir.dataDir], { cwd: dir.workspace });
+    const parkedLine = listedAfter.stdout.split('\n').find((line) => line.includes(parkedId));
+    expect(parkedLine).toContain(`parked for approval, continued in ${continuedId}`);
+    expect(parkedLine).not.toContain('factum approvals');
+    const jsonAfter = await runCli(['log', '--json', '--dir', dir.dataDir], { cwd: dir.workspace });
+    expect(
+      JSON.parse(jsonAfter.stdout).invocations.map((entry: { continuedBy: unknown }) => entry.continuedBy),
+    ).toEqual([continuedId, null]);
+
     // A second decision is refused with its typed code, and nothing is written.
     const again = await runCli(['deny', operation!, '--no-continue', '--dir', dir.dataDir], {
       cwd: dir.workspace,

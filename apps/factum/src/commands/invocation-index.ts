@@ -22,6 +22,8 @@ export type InvocationSummary = {
   dispatched: number;
   /** Operations dispatched and never settled (nor closed by reconciliation), by id. */
   readonly open: Map<string, ToolCall>;
+  /** The invocation that continued this one from where it parked (after approvals), if any. */
+  continuedBy: string | undefined;
 };
 
 const PAGE = 1000;
@@ -58,7 +60,13 @@ export async function indexInvocations(
           steps: 0,
           dispatched: 0,
           open: new Map(),
+          continuedBy: undefined,
         });
+        if (fact.input.kind === 'continuation') {
+          const { sessionId, invocationId } = fact.input.source.invocation;
+          const source = byId.get(`${sessionId}\u0000${invocationId}`);
+          if (source !== undefined) source.continuedBy = event.invocation.invocationId;
+        }
         continue;
       }
       const summary = byId.get(key);

@@ -36,6 +36,11 @@ export const LogEntrySchema = z.object({
   toolCalls: z.number().int(),
   /** Operations dispatched and never settled nor closed by reconciliation. */
   uncertainOperations: z.array(z.string()),
+  /**
+   * The id of the invocation that continued this one after it parked on approvals (its
+   * status stays `awaiting_approval`: that is how it ended), or null.
+   */
+  continuedBy: z.string().nullable(),
 });
 
 /** `factum log --json`: one page of invocations, oldest first, and where it sits. */

@@ -96,6 +96,7 @@ export function logEntryOf(summary: InvocationSummary): LogOutput['invocations']
     steps: summary.steps,
     toolCalls: summary.dispatched,
     uncertainOperations: [...summary.open.keys()],
+    continuedBy: summary.continuedBy ?? null,
   };
 }
 
@@ -123,6 +124,11 @@ function statusOf(summary: InvocationSummary, context: CliContext): string {
   const text =
     outcome.kind === 'failed' ? shownText(`failed {${outcome.error.code}}`) : describeOutcome(outcome);
   if (outcome.kind === 'completed') return c.green(text);
-  if (outcome.kind === 'approval_pending') return c.yellow(`${text} (factum approvals)`);
+  if (outcome.kind === 'approval_pending') {
+    // Its approvals were decided and another invocation took the run on from there.
+    if (summary.continuedBy !== undefined)
+      return c.dim(`parked for approval, continued in ${shownText(summary.continuedBy)}`);
+    return c.yellow(`${text} (factum approvals)`);
+  }
   return outcome.kind === 'failed' ? c.red(text) : c.yellow(text);
 }
