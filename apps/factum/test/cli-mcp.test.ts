@@ -5,7 +5,14 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
-import { type CliProcess, factsIn, scriptedFlags, startCli, temporaryDirectory } from './cli-harness.ts';
+import {
+  type CliProcess,
+  factsIn,
+  runCli,
+  scriptedFlags,
+  startCli,
+  temporaryDirectory,
+} from './cli-harness.ts';
 
 const require = createRequire(import.meta.url);
 const everything = join(
@@ -93,6 +100,12 @@ describe('factum run with MCP servers', () => {
       'succeeded',
       'failed',
     ]);
+    // The log records which server each tool came from, so `show` says it too.
+    const facts = await factsIn(dir.dataDir);
+    const shown = await runCli(['show', facts[0]!.invocationId, '--dir', dir.dataDir], { cwd: dir.workspace });
+    expect(shown.stdout).toMatch(/T1 echo .*from the flag.*\[everything\]/);
+    expect(shown.stdout).toMatch(/T1 c_echo .*from the config.*\[configured\]/);
+    expect(shown.stdout).not.toMatch(/T1 read_file.*\[/);
   }, 60_000);
 
   it('a server that does not start is a clear error, and nothing runs', async () => {

@@ -45,6 +45,7 @@ async function writeCrashedSession(log: EventLog): Promise<void> {
         input: { amount: 42 },
         origin: { kind: 'provider', stepId: 'step-1' },
       },
+      source: { kind: 'mcp', server: 'payments' },
     },
   ];
   for (const fact of facts) await log.append(EventWrite.plain(RuntimeEvent.create(invocation, fact)));
@@ -186,6 +187,8 @@ describe('the web timeline in headless Chromium', () => {
     await uncertain.waitFor();
     expect(await uncertain.textContent()).toContain('never settled');
     expect(await uncertain.textContent()).toContain('charge_card');
+    // The card names the MCP server the tool came from, as the log recorded it.
+    expect(await uncertain.locator('.badge.source').textContent()).toBe('MCP payments');
     expect(await page.locator('.row.rejected').textContent()).toContain(
       'the process stopped before this call was dispatched',
     );

@@ -128,6 +128,9 @@ function renderOperation(
         h('div', { class: 'line' }, [
           h('span', { class: 'badge t1', text: 'T1' }),
           h('span', { class: 'tool', text: fact.call.name }),
+          fact.source === undefined
+            ? null
+            : h('span', { class: 'badge source', text: `MCP ${fact.source.server}` }),
           h('span', { class: 'kind', text: `${fact.operationId} \u00b7 ${from}` }),
         ]),
         h('pre', { class: 'json', text: shortJson(fact.call.input, 600) }),

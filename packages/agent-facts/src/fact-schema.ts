@@ -10,6 +10,7 @@ import {
   ToolCallIdentitySchema,
   ToolCallSchema,
   ToolOutcomeSchema,
+  ToolSourceSchema,
 } from './tool-call-schema.js';
 import { ToolRejectionSchema } from './tool-rejection.js';
 
@@ -99,7 +100,13 @@ export const FactSchema = z.discriminatedUnion('kind', [
   }),
   z.strictObject({ kind: z.literal('model_observed'), stepId, observation: ModelObservationSchema }),
   z.strictObject({ kind: z.literal('model_completed'), stepId, output: ModelStepSchema }),
-  z.strictObject({ kind: z.literal('tool_dispatched'), operationId, call: ToolCallSchema }),
+  z.strictObject({
+    kind: z.literal('tool_dispatched'),
+    operationId,
+    call: ToolCallSchema,
+    /** Where the tool came from (an MCP server), when it is not built in. */
+    source: ToolSourceSchema.optional(),
+  }),
   z.strictObject({ kind: z.literal('tool_notified'), operationId, message: z.string() }),
   z.strictObject({ kind: z.literal('tool_settled'), operationId, outcome: ToolOutcomeSchema }),
   z.strictObject({

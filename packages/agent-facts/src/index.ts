@@ -76,7 +76,14 @@ export type { TerminalStatus } from './terminal-status.js';
 export { TerminalStatusSchema, terminalStatusOf } from './terminal-status.js';
 export type { ToolCallContext } from './tool-call-context.js';
 export { idempotencyKeyOf } from './tool-call-context.js';
-export type { FactError, ResultReference, ToolCall, ToolOrigin, ToolOutcome } from './tool-call-schema.js';
+export type {
+  FactError,
+  ResultReference,
+  ToolCall,
+  ToolOrigin,
+  ToolOutcome,
+  ToolSource,
+} from './tool-call-schema.js';
 export {
   FactErrorSchema,
   providerOperationId,
@@ -86,6 +93,7 @@ export {
   ToolCallSchema,
   ToolOriginSchema,
   ToolOutcomeSchema,
+  ToolSourceSchema,
 } from './tool-call-schema.js';
 export type { ToolErrorCode } from './tool-error.js';
 export { ToolError } from './tool-error.js';

@@ -24,6 +24,16 @@ export const ToolCallSchema = z.strictObject({
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
+/**
+ * Where a dispatched call's tool came from, when it is not one of the host's own: an
+ * MCP server, by its label (never its command, URL or headers). Optional on
+ * `tool_dispatched`: logs written before it was recorded still parse.
+ */
+export const ToolSourceSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('mcp'), server: z.string().min(1).max(256) }),
+]);
+export type ToolSource = z.infer<typeof ToolSourceSchema>;
+
 /** How a call that never ran is identified: by its step and call id, or by its parent cell. */
 export const ToolCallIdentitySchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('provider'), stepId: z.string().min(1), callId: z.string().min(1) }),

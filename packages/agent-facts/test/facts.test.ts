@@ -43,6 +43,19 @@ describe('facts', () => {
     expect((error as FactParseError).code).toBe('fact_parse');
   });
 
+  it('a dispatch may name the MCP server its tool came from; one written before that field still parses', () => {
+    const call = { id: 'c', name: 'echo', input: { message: 'hi' }, origin: { kind: 'provider', stepId: 's' } };
+    const old = { kind: 'tool_dispatched', operationId: 's:c', call };
+    expect(parseFact(old)).toEqual(old);
+    const sourced = { ...old, source: { kind: 'mcp', server: 'everything' } };
+    expect(parseFact(sourced)).toEqual(sourced);
+    expect(() => parseFact({ ...old, source: { kind: 'mcp', server: '' } })).toThrow(/at source\.server/);
+    expect(() => parseFact({ ...old, source: { kind: 'plugin', server: 'x' } })).toThrow(FactParseError);
+    expect(() => parseFact({ ...old, source: { kind: 'mcp', server: 'x', url: 'http://secret' } })).toThrow(
+      FactParseError,
+    );
+  });
+
   it('an unknown fact kind and a value that is not JSON are refused', () => {
     expect(() => parseFact({ kind: 'tool_exploded' })).toThrow(FactParseError);
     expect(() =>

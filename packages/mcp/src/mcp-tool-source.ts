@@ -272,6 +272,7 @@ function registrationOf(tool: McpTool, executor: ToolExecutor): ToolRegistration
     semantics: semanticsOf(tool.recovery),
     recovery: recoveryPolicyOf(tool.recovery),
     ...(tool.approval === 'always' ? { approval: 'always' as const } : {}),
+    source: { kind: 'mcp', server: tool.server },
   };
 }
 

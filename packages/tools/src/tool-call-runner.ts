@@ -91,10 +91,12 @@ export async function runCall(
   const release = await context.lock.acquire(entry.registration.semantics);
   try {
     if (signal.aborted) return await reject(context, prepared, { kind: 'cancelled' });
+    const { source } = entry.registration;
     await context.ledger.commit({
       kind: 'tool_dispatched',
       operationId: prepared.operationId,
       call: prepared.call,
+      ...(source === undefined ? {} : { source }),
     });
     const call = openCallContext(context.ledger, { operationId: prepared.operationId, signal, attempt: 1 });
     let settled: Settled;

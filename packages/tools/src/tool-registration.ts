@@ -1,4 +1,4 @@
-import type { ToolExecutor } from '@factum/agent-facts';
+import type { ToolExecutor, ToolSource } from '@factum/agent-facts';
 import type { SchemaInput } from './input-schema.js';
 import type { RecoveryPolicy } from './recovery-policy.js';
 
@@ -49,4 +49,6 @@ export type ToolRegistration = {
   readonly approval?: ToolApproval;
   /** An approval not decided within this many milliseconds expires (denied as `expired`). */
   readonly approvalTtlMs?: number;
+  /** Where the tool came from (an MCP server): recorded on each of its `tool_dispatched`. */
+  readonly source?: ToolSource;
 };

@@ -25,6 +25,7 @@ function catalogOf(tool: RecordingTool): ToolCatalog {
       handler: ToolHandler.immediate(tool),
       nesting: 'nestable',
       semantics: 'parallel',
+      source: { kind: 'mcp', server: 'echoes' },
     },
     {
       definition: { name: 'deploy', description: 'deploy, never from code', inputSchema: { type: 'object' } },
@@ -82,7 +83,11 @@ describe('Code mode', () => {
       facts.find((fact) => fact.kind === 'tool_dispatched' && fact.operationId === 'step:x#cell/c0'),
     ).toMatchObject({
       call: { origin: { kind: 'code_mode', parentOperationId: 'step:x#cell' } },
+      // Where the tool came from is recorded on its dispatch, inside a cell too.
+      source: { kind: 'mcp', server: 'echoes' },
     });
+    const exec = facts.find((fact) => fact.kind === 'tool_dispatched' && fact.operationId === 'step:x');
+    expect(exec).not.toHaveProperty('source');
   });
 
   it('a direct-only tool called from a cell is rejected there, catchably, and does not run', async () => {

@@ -81,8 +81,10 @@ export async function renderTimeline(
         const parent = origin.kind === 'provider' ? undefined : dispatches.get(origin.parentOperationId);
         const depth = parent === undefined ? 0 : parent.depth + 1;
         dispatches.set(fact.operationId, { fact, depth });
-        const label =
+        const call =
           origin.kind === 'code_cell' ? 'code cell' : describeCall(fact.call.name, fact.call.input);
+        // The server an MCP tool came from, as the run's own line showed it.
+        const label = fact.source === undefined ? call : `${call} ${c.dim(`[${t(fact.source.server)}]`)}`;
         const pad = '  '.repeat(depth);
         const end = settled.get(fact.operationId);
         const t1 = `${at(sequence)} tool     ${pad}T1 ${label}`;
