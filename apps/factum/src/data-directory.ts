@@ -53,6 +53,15 @@ function ignoreInGit(dataDir: string): void {
   appendFileSync(file, `${separator}# Factum's log and state (local, private)\n${entry}\n`);
 }
 
+/**
+ * Whether a data directory holds a log. The commands that only read (`log`, `show`,
+ * `recover`, `approvals`) answer "empty" without one, and create nothing: looking at a
+ * directory where Factum never ran must not leave a `.factum/` behind.
+ */
+export function hasLog(dataDir: string): boolean {
+  return existsSync(join(dataDir, LOG_FILE));
+}
+
 /** The default data directory: `.factum` in the current working directory. */
 export function defaultDataDir(cwd = process.cwd()): string {
   return resolve(cwd, '.factum');

@@ -13,8 +13,16 @@ export type { CliContext } from './commands/cli-context.js';
 export type { CliErrorCode } from './commands/cli-error.js';
 export { CliError } from './commands/cli-error.js';
 export { createCli, main } from './commands/create-cli.js';
-export type { LogOutput, RecoverOutput, ShowOutput } from './commands/json-output-schemas.js';
+export type {
+  ApprovalsOutput,
+  LogOutput,
+  RecoverOutput,
+  ShowOutput,
+} from './commands/json-output-schemas.js';
 export {
+  ApprovalDecisionSchema,
+  ApprovalEntrySchema,
+  ApprovalsOutputSchema,
   InvocationStatusSchema,
   LogEntrySchema,
   LogOutputSchema,

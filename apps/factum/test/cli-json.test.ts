@@ -1,12 +1,13 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import {
+  ApprovalsOutputSchema,
   LogOutputSchema,
   RecoverOutputSchema,
   ShowOutputSchema,
-} from '../src/commands/json-output-schemas.ts';
+} from '../src/index.ts';
 import { runCli, temporaryDirectory, untilLeaseExpired } from './cli-harness.ts';
 
 const LONG_FILE = Array.from({ length: 40 }, (_, i) => `line ${i + 1} of the notes`).join('\n');
@@ -108,5 +109,19 @@ describe('scripting factum: --json, exit codes, and what show prints', () => {
     expect(help.stdout).toMatch(
       /Exit codes:[\s\S]*0 {2}nothing is left open[\s\S]*3 {2}something is left open/,
     );
+  }, 60_000);
+
+  it('log, recover, approvals and show where Factum never ran answer "empty" and create no .factum/', async () => {
+    using dir = temporaryDirectory();
+    const options = { cwd: dir.workspace };
+    const logged = await runCli(['log', '--json'], options);
+    expect(LogOutputSchema.parse(JSON.parse(logged.stdout)).total).toBe(0);
+    const recovered = await runCli(['recover'], options);
+    expect(recovered.code, recovered.stderr).toBe(0);
+    const waiting = await runCli(['approvals', '--json'], options);
+    expect(ApprovalsOutputSchema.parse(JSON.parse(waiting.stdout)).approvals).toEqual([]);
+    const shown = await runCli(['show', 'invocation-1'], options);
+    expect(shown.stderr).toMatch(/no invocation invocation-1/);
+    expect(existsSync(join(dir.workspace, '.factum')), 'nothing was created').toBe(false);
   }, 60_000);
 });

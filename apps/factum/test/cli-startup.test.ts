@@ -1,6 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { EventLog } from '@factum/event-log';
 import { describe, expect, it } from 'vitest';
 import { runCli, temporaryDirectory } from './cli-harness.ts';
 
@@ -20,8 +21,13 @@ const RUNTIME = [
  * Runs `factum <args>` with a module hook that writes down every module it resolves,
  * and returns them with the outcome.
  */
-async function modulesLoadedBy(args: readonly string[]) {
+async function modulesLoadedBy(args: readonly string[], options: { readonly withLog?: boolean } = {}) {
   using dir = temporaryDirectory();
+  if (options.withLog === true) {
+    // A log to read: in a directory without one, `log` opens nothing at all.
+    mkdirSync(dir.dataDir);
+    await (await EventLog.open(join(dir.dataDir, 'events.sqlite'))).close();
+  }
   const record = join(dir.path, 'modules.txt');
   writeFileSync(record, '');
   const hooks = join(dir.path, 'hooks.mjs');
@@ -65,7 +71,7 @@ describe('what a command loads to start', () => {
   }, 60_000);
 
   it('`factum log` opens the log alone: SQLite, but no engine, model client, code runtime or MCP', async () => {
-    const { outcome, modules } = await modulesLoadedBy(['log']);
+    const { outcome, modules } = await modulesLoadedBy(['log'], { withLog: true });
     expect(outcome.code, outcome.stderr).toBe(0);
     expect(loadedOf(modules, ['/packages/event-log/', '/node_modules/better-sqlite3/'])).toHaveLength(2);
     expect(loadedOf(modules, RUNTIME)).toEqual([]);

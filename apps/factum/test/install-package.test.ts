@@ -60,13 +60,27 @@ describe('the packed app, installed with npm into a temporary prefix', () => {
     const keepConfig = existsSync(machineConfig) ? ['--globalconfig', machineConfig] : [];
     const installed = await run(
       'npm',
-      ['install', '-g', '--prefix', prefix, ...keepConfig, '--no-audit', '--no-fund', join(root, tarball!)],
+      [
+        'install',
+        '-g',
+        '--prefix',
+        prefix,
+        ...keepConfig,
+        '--no-audit',
+        '--no-fund',
+        // What the README tells users: npm 11 allows better-sqlite3's build by name, and
+        // strict mode fails the install if any other dependency had a script to allow.
+        '--allow-scripts=better-sqlite3',
+        '--strict-allow-scripts',
+        join(root, tarball!),
+      ],
       {
         cwd: root,
         env: { npm_config_nodedir: nodePrefix, npm_config_update_notifier: 'false' },
       },
     );
     expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stderr, 'no notice of a script that was not allowed').not.toMatch(/allow-?scripts/i);
   }, 900_000);
 
   afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -58,8 +58,13 @@ describe('factum serve', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'factum-serve-'));
     try {
       const server = serveInProcess(cwd, ['--port', '0', '--host', '0.0.0.0', '--dir', '.factum']);
-      await server.url();
+      const url = await server.url();
       expect(server.output()).toMatch(/WARNING: listening on 0\.0\.0\.0, reachable from other machines/);
+      // The printed URLs are ones a browser can open, the login one included.
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(server.output()).not.toContain('0.0.0.0:');
+      expect(server.output()).toMatch(/login +http:\/\/127\.0\.0\.1:\d+\/#token=/);
+      expect((await fetch(`${url}/`)).status).toBe(200);
       server.signal('SIGTERM');
       expect(await server.exit).toBe(0);
     } finally {

@@ -1,5 +1,6 @@
 import type { PendingApproval } from '@factum/event-log';
 import type { CAC } from 'cac';
+import { hasLog } from '../data-directory.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { printApproval } from './approval-flow.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
@@ -43,8 +44,10 @@ export function registerApprovals(cli: CAC, context: CliContext): void {
     .action(async (options: ApprovalsOptions) => {
       const { terminal } = context;
       const c = terminal.colors;
-      await using runtime = await openRuntime({ target: { dataDir: dataDirOf(options, context) } });
-      const approvals = await runtime.engine.pendingApprovals();
+      const dataDir = dataDirOf(options, context);
+      // No log here: nothing waits, and nothing is created to say so.
+      await using runtime = hasLog(dataDir) ? await openRuntime({ target: { dataDir } }) : undefined;
+      const approvals = runtime === undefined ? [] : await runtime.engine.pendingApprovals();
       if (options.json) {
         printJson(terminal, ApprovalsOutputSchema, { approvals: approvals.map(approvalEntryOf) });
         return 0;

@@ -1,5 +1,6 @@
 import { terminalStatusOf } from '@factum/agent-facts';
 import type { CAC } from 'cac';
+import { hasLog } from '../data-directory.js';
 import { oneLine, plural } from '../terminal/describe-call.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
@@ -39,9 +40,11 @@ export function registerLog(cli: CAC, context: CliContext): void {
       const page = positive(options.page, '--page', 1);
       const { terminal } = context;
       const c = terminal.colors;
-      await using log = await openLogOf(dataDirOf(options, context));
+      const dataDir = dataDirOf(options, context);
+      await using log = hasLog(dataDir) ? await openLogOf(dataDir) : undefined;
       const sessionId = options.session === undefined ? undefined : String(options.session);
-      const all = await indexInvocations(log, sessionId === undefined ? {} : { sessionId });
+      const all =
+        log === undefined ? [] : await indexInvocations(log, sessionId === undefined ? {} : { sessionId });
       const end = all.length - (page - 1) * limit;
       const shown = all.slice(Math.max(0, end - limit), Math.max(0, end));
       if (shown.length === 0 && all.length > 0)
@@ -71,7 +74,7 @@ export function registerLog(cli: CAC, context: CliContext): void {
           terminal.line(c.bold(shownText(session)));
         }
         terminal.line(`  ${row(summary, context)}`);
-        if (summary.outcome === undefined) {
+        if (summary.outcome === undefined && log !== undefined) {
           const ownership = await log.invocationOwnership(summary.invocation);
           terminal.line(c.dim(`      ${ownershipText(ownership)}`));
         }

@@ -1,4 +1,5 @@
 import type { CAC } from 'cac';
+import { hasLog } from '../data-directory.js';
 import type { FactumRuntime } from '../factum-runtime.js';
 import type { OtlpTracing } from '../telemetry/otlp-tracing.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
@@ -53,7 +54,15 @@ export function registerRecover(cli: CAC, context: CliContext): void {
     )
     .option('--json', 'print one JSON document (RecoverOutputSchema, see the README) instead of text')
     .action(async (options: RecoverOptions) => {
-      await using runtime = await openRuntime({ target: { dataDir: dataDirOf(options, context) } });
+      const dataDir = dataDirOf(options, context);
+      if (!hasLog(dataDir)) {
+        // Nothing was ever recorded here: nothing is open, and nothing is created to say so.
+        const empty: RecoverOutput = { unfinished: [], uncertain: [], applied: null, leftOpen: false };
+        if (options.json) printJson(context.terminal, RecoverOutputSchema, empty);
+        else printOpen(empty, new Map(), context);
+        return 0;
+      }
+      await using runtime = await openRuntime({ target: { dataDir } });
       const index = await indexInvocations(runtime.log);
       const unfinished = index.filter((summary) => summary.outcome === undefined);
       // The MCP servers' tools and their policies, when an operation is uncertain.

@@ -112,13 +112,15 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     throw error;
   });
 
+  // A browser cannot open http://0.0.0.0: the printed URLs name this machine's loopback.
+  const url = openableUrl(server.url);
   terminal.line(`${c.bold('factum serve')} ${c.dim(`· log ${runtime.description}`)}`);
-  terminal.line(`${c.dim('API      ')} ${server.url}/api`);
-  terminal.line(`${c.dim('timeline ')} ${server.url}/`);
+  terminal.line(`${c.dim('API      ')} ${url}/api`);
+  terminal.line(`${c.dim('timeline ')} ${url}/`);
   const tokenFile = join(dataDir, TOKEN_FILE);
   if (opened.created !== undefined) {
     // The token rides in the fragment, which browsers never send: no server or proxy logs it.
-    terminal.line(`${c.dim('login    ')} ${c.bold(`${server.url}/#token=${opened.created}`)}`);
+    terminal.line(`${c.dim('login    ')} ${c.bold(`${url}/#token=${opened.created}`)}`);
     terminal.line(`${c.dim('token    ')} ${c.bold(opened.created)}`);
     terminal.line(
       c.dim(
@@ -127,7 +129,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     );
   } else {
     terminal.line(
-      `${c.dim('token    ')} ${c.dim(`the one printed at first start (only its SHA-256 is kept, in ${tokenFile}); open ${server.url}/#token=<token> to sign in, or delete that file and restart for a new one`)}`,
+      `${c.dim('token    ')} ${c.dim(`the one printed at first start (only its SHA-256 is kept, in ${tokenFile}); open ${url}/#token=<token> to sign in, or delete that file and restart for a new one`)}`,
     );
   }
   if (!isLoopback(hostname)) {
@@ -161,6 +163,18 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   }
   terminal.line(c.dim('runs drained, log closed'));
   return 0;
+}
+
+/**
+ * A URL a browser can open for a server bound to `url`'s host: a wildcard address
+ * (`0.0.0.0`, `::`) accepts connections but is no place to connect to, so this
+ * machine's loopback (`127.0.0.1`, `[::1]`) stands for it; other hosts are kept.
+ */
+export function openableUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.hostname === '0.0.0.0') parsed.hostname = '127.0.0.1';
+  else if (parsed.hostname === '[::]') parsed.hostname = '[::1]';
+  return parsed.origin;
 }
 
 /** Whether `host` only accepts connections from this machine. */

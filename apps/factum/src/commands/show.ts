@@ -1,5 +1,6 @@
 import { factNeedsResult, type JsonValue } from '@factum/agent-facts';
 import type { CAC } from 'cac';
+import { hasLog } from '../data-directory.js';
 import { renderTimeline } from '../terminal/render-timeline.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
@@ -34,7 +35,10 @@ export function registerShow(cli: CAC, context: CliContext): void {
     .action(async (id: string, options: ShowOptions) => {
       const { terminal } = context;
       const c = terminal.colors;
-      await using log = await openLogOf(dataDirOf(options, context));
+      const dataDir = dataDirOf(options, context);
+      // No log here: nothing to show, and nothing is created to say so.
+      if (!hasLog(dataDir)) findInvocation([], String(id));
+      await using log = await openLogOf(dataDir);
       const index = await indexInvocations(
         log,
         options.session === undefined ? {} : { sessionId: String(options.session) },
