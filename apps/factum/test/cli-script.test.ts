@@ -97,6 +97,21 @@ describe('factum run --script', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(script);
     expect(result.stderr).toContain('txt');
+    // Each problem is named by its field, on one line, with no literal `\n` in it.
+    writeFileSync(
+      script,
+      JSON.stringify([{ text: 5 }, { error: { status: 200 } }, { toolCalls: [{ arguments: {} }] }]),
+    );
+    const fields = await runCli(['run', 'hi', '--script', script, '--dir', dir.dataDir], {
+      cwd: dir.workspace,
+    });
+    expect(fields.code).toBe(2);
+    expect(fields.stderr).toContain('[0].text: expected a string, or a non-empty list of strings');
+    expect(fields.stderr).toContain('[1].error.status: Too small: expected number to be >=400');
+    expect(fields.stderr).toContain('[2].toolCalls[0].name: Invalid input: expected string');
+    expect(fields.stderr).not.toContain('Invalid input;');
+    expect(fields.stderr).not.toContain('\\n');
+    expect(fields.stderr.trim().split('\n')).toHaveLength(1);
     const missing = await runCli(['run', 'hi', '--script', 'nope.json', '--dir', dir.dataDir], {
       cwd: dir.workspace,
     });

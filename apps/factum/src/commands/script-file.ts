@@ -5,7 +5,10 @@ import type { ScriptedReply } from '@factum/model/testing';
 import { z } from 'zod';
 import { CliError } from './cli-error.js';
 
-const pieces = z.union([z.string(), z.array(z.string()).min(1)]);
+// A union's own message says only "Invalid input": each says what it takes instead.
+const pieces = z.union([z.string(), z.array(z.string()).min(1)], {
+  error: 'expected a string, or a non-empty list of strings to stream',
+});
 const count = z.number().int().nonnegative();
 
 const toolCallSchema = z.strictObject({
@@ -13,7 +16,11 @@ const toolCallSchema = z.strictObject({
   id: z.string().min(1).optional(),
   name: z.string().min(1),
   /** An object (sent as its JSON), a string, or the string pieces to stream it in. */
-  arguments: z.union([z.record(z.string(), z.unknown()), pieces]).default({}),
+  arguments: z
+    .union([z.record(z.string(), z.unknown()), pieces], {
+      error: 'expected an object, a string, or a non-empty list of strings to stream',
+    })
+    .default({}),
 });
 
 const answerSchema = z.strictObject({
@@ -53,6 +60,41 @@ export const ScriptFileSchema = z.union([
   z.array(z.union([answerSchema, errorSchema])),
   z.strictObject({ replies: z.array(z.union([answerSchema, errorSchema])) }),
 ]);
+
+/**
+ * What is wrong with a script that does not parse, each problem at its path
+ * (`[0].toolCalls[0].name: …`). A reply with an `error` key is checked as an error
+ * reply, any other as an answer: a union of the two would report only "Invalid input".
+ */
+export function scriptProblems(json: unknown): string[] {
+  let replies: readonly unknown[];
+  let base: PropertyKey[] = [];
+  if (Array.isArray(json)) replies = json;
+  else if (typeof json === 'object' && json !== null && 'replies' in json) {
+    const top = z.strictObject({ replies: z.array(z.unknown()) }).safeParse(json);
+    if (!top.success) return problemsOf(top.error, []);
+    replies = top.data.replies;
+    base = ['replies'];
+  } else return ['expected a JSON array of replies, or an object { "replies": [...] }'];
+  return replies.flatMap((reply, index) => {
+    const schema = typeof reply === 'object' && reply !== null && 'error' in reply ? errorSchema : answerSchema;
+    const checked = schema.safeParse(reply);
+    return checked.success ? [] : problemsOf(checked.error, [...base, index]);
+  });
+}
+
+function problemsOf(error: z.ZodError, base: readonly PropertyKey[]): string[] {
+  return error.issues.map((issue) => `${pathText([...base, ...issue.path])}: ${issue.message}`);
+}
+
+/** `[0].toolCalls[1].name`, or `(the script)` for the whole of it. */
+function pathText(path: readonly PropertyKey[]): string {
+  const text = path
+    .map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))
+    .join('')
+    .replace(/^\./, '');
+  return text === '' ? '(the script)' : text;
+}
 export type ScriptFile = z.infer<typeof ScriptFileSchema>;
 
 /** A scripted provider serving a script file on loopback, for one command. */
@@ -83,9 +125,13 @@ export async function startScript(
   }
   const parsed = ScriptFileSchema.safeParse(json);
   if (!parsed.success) {
+    // One line: errors are printed as one, and a newline in them would show as `\n`.
+    const problems = scriptProblems(json);
+    const shown = problems.slice(0, 5).join('; ');
+    const more = problems.length > 5 ? `; and ${problems.length - 5} more` : '';
     throw new CliError(
       'usage',
-      `the script ${path} is not a list of replies (the format is under "Script files" in the README):\n${z.prettifyError(parsed.error)}\n`,
+      `the script ${path} does not match the format (see "Script files" in the README): ${shown || 'invalid'}${more}`,
     );
   }
   const replies = (Array.isArray(parsed.data) ? parsed.data : parsed.data.replies).map(toReply);
