@@ -6,11 +6,32 @@ import { Writable } from 'node:stream';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
 import { EventLog, recoverInvocations } from '@factum/event-log';
 import { startScriptedProvider } from '@factum/model/testing';
+import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
+import * as incubating from '@opentelemetry/semantic-conventions/incubating';
+import {
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  GEN_AI_OPERATION_NAME_VALUE_CHAT,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+  GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC,
+  GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
+} from '@opentelemetry/semantic-conventions/incubating';
 import { cac } from 'cac';
 import { describe, expect, it } from 'vitest';
 import type { CliContext } from '../src/commands/cli-context.ts';
 import { registerServe } from '../src/commands/serve.ts';
-import { openOtlpTracing, otlpTracesUrl } from '../src/telemetry/otlp-tracing.ts';
+import { ATTR, providerNameOf } from '../src/telemetry/invocation-trace.ts';
+import { openOtlpTracing, otlpProtocol, otlpTracesUrl } from '../src/telemetry/otlp-tracing.ts';
 import { Terminal } from '../src/terminal/terminal.ts';
 import { eventually, runCli, temporaryDirectory, untilLeaseExpired } from './cli-harness.ts';
 import { type ReceivedSpan, startOtlpReceiver } from './otlp-receiver.ts';
@@ -63,14 +84,18 @@ describe('OpenTelemetry export over OTLP/HTTP', () => {
     expect(root.service).toBe('factum');
     expect(root.attributes).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.provider.name': 'openai',
       'factum.outcome': 'completed',
     });
+    expect(root.kind, 'the agent runs in process: INTERNAL').toBe(1);
     const [first, second] = spans
       .filter((span) => span.name === 'chat test-model')
       .sort((a, b) => Number(a.startNs - b.startNs));
     expect(first!.parentSpanId).toBe(root.spanId);
+    expect(first!.kind, 'a request to a model server: CLIENT').toBe(3);
     expect(first!.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
       'gen_ai.request.model': 'test-model',
       'gen_ai.usage.input_tokens': 11,
       'gen_ai.usage.output_tokens': 3,
@@ -89,12 +114,88 @@ describe('OpenTelemetry export over OTLP/HTTP', () => {
       'factum.outcome': 'succeeded',
     });
     expect(String(tool.attributes['factum.operation.id'])).toMatch(/:call-7$/);
+    expect(tool.attributes, 'a span that did not fail has no error.type').not.toHaveProperty('error.type');
     expect(tool.startNs >= first!.endNs, 'the tool ran after the step that asked for it').toBe(true);
     expect(
       JSON.stringify(spans, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)),
       'no secret in the trace',
     ).not.toContain('sk-otlp-secret');
   }, 60_000);
+
+  it('OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf exports protobuf; failed spans carry error.type', async () => {
+    using dir = temporaryDirectory();
+    await using receiver = await startOtlpReceiver();
+    await using provider = await startScriptedProvider();
+    provider.script(
+      { toolCalls: [{ id: 'call-r', name: 'read_file', arguments: { path: 'missing.txt' } }] },
+      { status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error' } } },
+    );
+    const run = await runCli(
+      ['run', 'read missing.txt', ...['--base-url', provider.baseUrl, '--model', 'm'], '--dir', dir.dataDir],
+      {
+        cwd: dir.workspace,
+        env: {
+          FACTUM_API_KEY: 'k',
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        },
+      },
+    );
+    expect(run.code, run.stderr).toBe(1);
+    expect(receiver.contentTypes).toEqual(['application/x-protobuf']);
+    const root = byName(receiver.spans, 'invoke_agent factum');
+    expect(root.status).toBe(2);
+    expect(root.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'factum.outcome': 'failed' });
+    expect(typeof root.attributes['error.type']).toBe('string');
+    const tool = byName(receiver.spans, 'execute_tool read_file');
+    expect(tool.status).toBe(2);
+    expect(tool.attributes).toMatchObject({ 'factum.outcome': 'failed', 'error.type': 'failed' });
+    const chats = receiver.spans.filter((span) => span.name === 'chat m');
+    expect(chats.map((span) => span.kind)).toEqual([3, 3]);
+    // The step the run failed under ends failed with it, with the run's error code.
+    expect(chats.map((span) => span.attributes['error.type'] ?? null).sort()).toEqual([
+      root.attributes['error.type'],
+      null,
+    ]);
+    expect(() => otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(
+      /http\/protobuf or http\/json/,
+    );
+    expect(
+      otlpProtocol({
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      }),
+    ).toBe('http/protobuf');
+  }, 60_000);
+
+  it('names attributes and operations as @opentelemetry/semantic-conventions does', () => {
+    expect(ATTR).toMatchObject({
+      operationName: ATTR_GEN_AI_OPERATION_NAME,
+      providerName: ATTR_GEN_AI_PROVIDER_NAME,
+      requestModel: ATTR_GEN_AI_REQUEST_MODEL,
+      inputTokens: ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+      outputTokens: ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+      finishReasons: ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+      toolName: ATTR_GEN_AI_TOOL_NAME,
+      toolCallId: ATTR_GEN_AI_TOOL_CALL_ID,
+      toolType: ATTR_GEN_AI_TOOL_TYPE,
+      conversationId: ATTR_GEN_AI_CONVERSATION_ID,
+      agentName: ATTR_GEN_AI_AGENT_NAME,
+      errorType: ATTR_ERROR_TYPE,
+    });
+    // Every gen_ai.* name we use is one the conventions define.
+    const defined = new Set<string>(Object.values(incubating).filter((value) => typeof value === 'string'));
+    for (const name of Object.values(ATTR).filter((name) => name.startsWith('gen_ai.')))
+      expect(defined.has(name), name).toBe(true);
+    expect(providerNameOf('openai_chat_completions http://x/v1 m')).toBe(GEN_AI_PROVIDER_NAME_VALUE_OPENAI);
+    expect(providerNameOf('openai_responses http://x/v1 m')).toBe(GEN_AI_PROVIDER_NAME_VALUE_OPENAI);
+    expect(providerNameOf('anthropic_messages http://x m')).toBe(GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC);
+    expect([
+      GEN_AI_OPERATION_NAME_VALUE_CHAT,
+      GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+      GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+    ]).toEqual(['chat', 'execute_tool', 'invoke_agent']);
+  });
 
   it('marks an operation a crash left uncertain and the recovery that followed as span events, in the same trace', async () => {
     using dir = temporaryDirectory();

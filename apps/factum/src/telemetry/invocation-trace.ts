@@ -25,6 +25,8 @@ export const ATTR = {
   toolType: 'gen_ai.tool.type',
   conversationId: 'gen_ai.conversation.id',
   agentName: 'gen_ai.agent.name',
+  providerName: 'gen_ai.provider.name',
+  errorType: 'error.type',
   operationId: 'factum.operation.id',
   invocationId: 'factum.invocation.id',
   runId: 'factum.run.id',
@@ -45,6 +47,24 @@ export const EVENTS = {
 } as const;
 
 const at = (stored: StoredEvent) => new Date(stored.event.timestamp);
+
+/**
+ * `gen_ai.provider.name` of a model request, from the wire it spoke (the first word of
+ * its route identity): an OpenAI-compatible server is `openai`, as the conventions name
+ * the API, whoever serves it.
+ */
+export function providerNameOf(routeIdentity: string): string {
+  const kind = routeIdentity.split(' ')[0] ?? '';
+  if (kind.startsWith('openai')) return 'openai';
+  if (kind.startsWith('anthropic')) return 'anthropic';
+  return kind === '' ? 'unknown' : kind;
+}
+
+/** Marks a span failed: the error status, and `error.type` (the fact's stable error code). */
+function failed(span: Span, code: string): void {
+  span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+  span.setAttribute(ATTR.errorType, code);
+}
 
 function invocationSpanId(invocation: Invocation): string {
   return spanIdOf(`invocation\u0000${invocation.invocationId}`);
@@ -90,17 +110,22 @@ export function traceInvocation(options: {
     [ATTR.turnId]: invocation.turnId,
   };
   let root: Open | undefined;
+  // The provider of the run's model requests: Required on the invoke_agent span too.
+  const provider = options.events.find((stored) => stored.event.fact.kind === 'model_requested')?.event.fact;
+  const providerName =
+    provider?.kind === 'model_requested' ? providerNameOf(provider.routeIdentity) : undefined;
   const start = (
     name: string,
     stored: StoredEvent,
     key: string,
     parent: Context,
     attributes: Attributes,
+    kind: SpanKind = SpanKind.INTERNAL,
   ): Open => {
     ids.next({ traceId: traceIdOf(invocation), spanId: spanIdOf(key) });
     const span = tracer.startSpan(
       name,
-      { startTime: at(stored), kind: SpanKind.INTERNAL, attributes: { ...common, ...attributes } },
+      { startTime: at(stored), kind, attributes: { ...common, ...attributes } },
       parent,
     );
     return { span, context: trace.setSpan(parent, span) };
@@ -112,7 +137,12 @@ export function traceInvocation(options: {
       {
         startTime: at(first),
         kind: SpanKind.INTERNAL,
-        attributes: { ...common, [ATTR.operationName]: 'invoke_agent', [ATTR.agentName]: 'factum' },
+        attributes: {
+          ...common,
+          [ATTR.operationName]: 'invoke_agent',
+          [ATTR.agentName]: 'factum',
+          ...(providerName === undefined ? {} : { [ATTR.providerName]: providerName }),
+        },
       },
       ROOT_CONTEXT,
     );
@@ -136,12 +166,21 @@ export function traceInvocation(options: {
       case 'model_requested':
         steps.set(
           fact.stepId,
-          start(`chat ${fact.modelId}`, stored, stored.event.id, root.context, {
-            [ATTR.operationName]: 'chat',
-            [ATTR.requestModel]: fact.modelId,
-            [ATTR.stepId]: fact.stepId,
-            [ATTR.sequence]: stored.sequence,
-          }),
+          // A request to a model server: a CLIENT span, as the conventions say.
+          start(
+            `chat ${fact.modelId}`,
+            stored,
+            stored.event.id,
+            root.context,
+            {
+              [ATTR.operationName]: 'chat',
+              [ATTR.providerName]: providerNameOf(fact.routeIdentity),
+              [ATTR.requestModel]: fact.modelId,
+              [ATTR.stepId]: fact.stepId,
+              [ATTR.sequence]: stored.sequence,
+            },
+            SpanKind.CLIENT,
+          ),
         );
         spans += 1;
         break;
@@ -178,8 +217,7 @@ export function traceInvocation(options: {
         const tool = tools.get(fact.operationId);
         if (tool === undefined) break;
         tool.span.setAttribute(ATTR.outcome, fact.outcome.kind);
-        if (fact.outcome.kind === 'failed')
-          tool.span.setStatus({ code: SpanStatusCode.ERROR, message: fact.outcome.error.code });
+        if (fact.outcome.kind === 'failed') failed(tool.span, fact.outcome.error.code);
         tool.span.end(at(stored));
         tools.delete(fact.operationId);
         break;
@@ -231,13 +269,16 @@ export function traceInvocation(options: {
           tool.span.end(end);
         }
         tools.clear();
-        for (const step of steps.values()) step.span.end(end);
+        for (const step of steps.values()) {
+          // A model step the invocation ended under without an answer failed with it.
+          if (outcome.kind === 'failed') failed(step.span, outcome.error.code);
+          step.span.end(end);
+        }
         steps.clear();
         if (outcome.kind === 'failed' && outcome.error.code === 'interrupted')
           root.span.addEvent(EVENTS.interrupted, { 'factum.error.message': outcome.error.message }, end);
         root.span.setAttribute(ATTR.outcome, outcome.kind);
-        if (outcome.kind === 'failed')
-          root.span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.code });
+        if (outcome.kind === 'failed') failed(root.span, outcome.error.code);
         break;
       }
       default:

@@ -20,6 +20,24 @@ export function otlpTracesUrl(flag: string | undefined, env: NodeJS.ProcessEnv):
   return undefined;
 }
 
+/** How traces travel: OTLP over HTTP, as JSON or as protobuf. */
+export type OtlpProtocol = 'http/json' | 'http/protobuf';
+
+/**
+ * The protocol `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`,
+ * asks for (default `http/json`). `grpc` and anything else is a usage error: only the
+ * two HTTP encodings are exported.
+ */
+export function otlpProtocol(env: NodeJS.ProcessEnv): OtlpProtocol {
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const value = env[name];
+  if (value === undefined || value === '' || value === 'http/json') return 'http/json';
+  if (value === 'http/protobuf') return 'http/protobuf';
+  throw new CliError('usage', `${name} must be http/protobuf or http/json (grpc is not supported)`);
+}
+
 function checked(url: string, name: string): string {
   if (!isHttpUrl(url)) throw new CliError('usage', `${name} must be an http:// or https:// URL`);
   return url;
@@ -43,10 +61,12 @@ export type OtlpTracing = {
 
 /**
  * Opens an OTLP/HTTP exporter to `url` (headers from `OTEL_EXPORTER_OTLP_HEADERS`, as
- * the SDK reads them). The OpenTelemetry packages load only here, so commands without
- * `--otlp` do not pay for them at start-up.
+ * the SDK reads them), in the JSON or protobuf encoding `otlpProtocol` chose. The
+ * OpenTelemetry packages load only here, so commands without `--otlp` do not pay for
+ * them at start-up.
  */
 export async function openOtlpTracing(url: string, env: NodeJS.ProcessEnv): Promise<OtlpTracing> {
+  const protocol = otlpProtocol(env);
   const [
     { BasicTracerProvider, BatchSpanProcessor },
     { OTLPTraceExporter },
@@ -55,7 +75,9 @@ export async function openOtlpTracing(url: string, env: NodeJS.ProcessEnv): Prom
     trace,
   ] = await Promise.all([
     import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
+    protocol === 'http/protobuf'
+      ? import('@opentelemetry/exporter-trace-otlp-proto')
+      : import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
     import('./fact-ids.js'),
     import('./invocation-trace.js'),
