@@ -102,7 +102,9 @@ describe('factum run with MCP servers', () => {
     ]);
     // The log records which server each tool came from, so `show` says it too.
     const facts = await factsIn(dir.dataDir);
-    const shown = await runCli(['show', facts[0]!.invocationId, '--dir', dir.dataDir], { cwd: dir.workspace });
+    const shown = await runCli(['show', facts[0]!.invocationId, '--dir', dir.dataDir], {
+      cwd: dir.workspace,
+    });
     expect(shown.stdout).toMatch(/T1 echo .*from the flag.*\[everything\]/);
     expect(shown.stdout).toMatch(/T1 c_echo .*from the config.*\[configured\]/);
     expect(shown.stdout).not.toMatch(/T1 read_file.*\[/);

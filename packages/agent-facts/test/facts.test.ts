@@ -44,7 +44,12 @@ describe('facts', () => {
   });
 
   it('a dispatch may name the MCP server its tool came from; one written before that field still parses', () => {
-    const call = { id: 'c', name: 'echo', input: { message: 'hi' }, origin: { kind: 'provider', stepId: 's' } };
+    const call = {
+      id: 'c',
+      name: 'echo',
+      input: { message: 'hi' },
+      origin: { kind: 'provider', stepId: 's' },
+    };
     const old = { kind: 'tool_dispatched', operationId: 's:c', call };
     expect(parseFact(old)).toEqual(old);
     const sourced = { ...old, source: { kind: 'mcp', server: 'everything' } };

@@ -59,7 +59,9 @@ describe('server-filesystem over stdio', () => {
       'tool_settled',
     ]);
     // The log says which server the tool came from.
-    expect((await factsOf(log, 'step:w'))[0]).toMatchObject({ source: { kind: 'mcp', server: 'filesystem' } });
+    expect((await factsOf(log, 'step:w'))[0]).toMatchObject({
+      source: { kind: 'mcp', server: 'filesystem' },
+    });
   }, 60_000);
 
   it('a path outside the allowed directory is the server refusing: settled as failed, nothing written', async () => {

@@ -104,10 +104,7 @@ async function decideOnce(
  * invocation of the same turn and run. The engine first dispatches each approved call
  * with exactly its recorded input, rejects the denied ones, then asks the model again.
  */
-export async function continueParked(
-  parked: Invocation,
-  setup: ContinuationSetup,
-): Promise<LiveRunOutcome> {
+export async function continueParked(parked: Invocation, setup: ContinuationSetup): Promise<LiveRunOutcome> {
   const { runtime } = setup;
   const view = await runtime.engine.parkedRun(parked.sessionId);
   if (view?.invocation.invocationId !== parked.invocationId)

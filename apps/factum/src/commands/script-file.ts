@@ -77,7 +77,8 @@ export function scriptProblems(json: unknown): string[] {
     base = ['replies'];
   } else return ['expected a JSON array of replies, or an object { "replies": [...] }'];
   return replies.flatMap((reply, index) => {
-    const schema = typeof reply === 'object' && reply !== null && 'error' in reply ? errorSchema : answerSchema;
+    const schema =
+      typeof reply === 'object' && reply !== null && 'error' in reply ? errorSchema : answerSchema;
     const checked = schema.safeParse(reply);
     return checked.success ? [] : problemsOf(checked.error, [...base, index]);
   });
