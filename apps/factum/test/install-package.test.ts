@@ -56,6 +56,9 @@ describe('the packed app, installed with npm into a temporary prefix', () => {
     // `--prefix` moves npm's global config to `<prefix>/etc/npmrc`: keep the machine's own
     // (its registry, proxy and certificate settings), or npm fails TLS and retries each
     // package for a minute before it falls back to its cache.
+    // npm's strict install-script check reads the global root before the install
+    // creates it (a fresh prefix only: a machine's global prefix has it already).
+    mkdirSync(join(prefix, 'lib', 'node_modules'), { recursive: true });
     const machineConfig = (await run('npm', ['config', 'get', 'globalconfig'], { cwd: root })).stdout.trim();
     const keepConfig = existsSync(machineConfig) ? ['--globalconfig', machineConfig] : [];
     const installed = await run(
