@@ -4,7 +4,7 @@ import { sleep } from './clock.js';
 import { ConversationError } from './conversation-error.js';
 import type { Deadline } from './deadline.js';
 import { mapOpenCodeEvent } from './map-opencode-event.js';
-import { mapPromptResponse } from './map-prompt-response.js';
+import { findAnswer, mapAssistantMessage } from './map-prompt-response.js';
 import type { NativeMessage } from './opencode-client.js';
 import type { PromptChannel, PromptTerminal } from './prompt-channel.js';
 
@@ -78,7 +78,7 @@ export async function observePrompt(
         throw streamEnded();
       }),
     ]);
-    const outcome = mapPromptResponse(body);
+    const outcome = await ourOutcome(context, message.messageId, body, http.signal);
     // Trailing deltas travel on the other connection; the idle event closes them.
     await Promise.race([
       idle.promise,
@@ -94,6 +94,33 @@ export async function observePrompt(
     await Promise.allSettled([pumping, answering]);
     idle.resolve();
   }
+}
+
+/**
+ * The outcome of our prompt. The server answers every POST that waited on a session
+ * with the session's last assistant message: when another client's prompt was queued
+ * behind ours, that is the other prompt's answer. Ours is then looked up by `parentID`
+ * among the session's messages; if it is not there, the conflict is an error, never
+ * another prompt's text.
+ */
+async function ourOutcome(context: BackendContext, messageId: string, body: unknown, signal: AbortSignal) {
+  const answer = mapAssistantMessage(body, 'prompt');
+  if (answer.parentId === messageId) return answer.outcome;
+  const messages = await context.client.messages(context.sessionId, {
+    signal,
+    operation: 'prompt',
+    phase: 'response',
+  });
+  const ours = findAnswer(messages, messageId, 'prompt');
+  if (ours) return ours;
+  throw new ConversationError(
+    `the server answered prompt ${answer.parentId ?? '(none)'} instead of ${messageId}, and no finished answer to ${messageId} is in the session`,
+    {
+      kind: 'conflict',
+      context: { operation: 'prompt', phase: 'response' },
+      detail: { kind: 'foreign_answer', messageId, answeredParentId: answer.parentId },
+    },
+  );
 }
 
 async function pump(events: AsyncIterator<EventSourceMessage>, handle: (event: EventSourceMessage) => void) {

@@ -148,7 +148,7 @@ describe('server events', () => {
 });
 
 describe('prompt answers', () => {
-  const info = { id: 'msg_a', sessionID: 'ses', role: 'assistant' };
+  const info = { id: 'msg_a', sessionID: 'ses', role: 'assistant', finish: 'stop' };
 
   it('join the text parts and read any error value as a failure or an abort', () => {
     const parts = [
