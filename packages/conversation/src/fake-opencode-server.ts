@@ -329,10 +329,19 @@ export class FakeOpenCodeServer implements AsyncDisposable {
     const info = prompt.assistant.info;
     info.time = { created: (info.time as { created: number }).created, completed: Date.now() };
     if (how === 'success') info.finish = 'stop';
-    else if (!this.abortWithoutError) info.error = { name: 'MessageAbortedError', data: { message: 'aborted' } };
+    else if (!this.abortWithoutError)
+      info.error = { name: 'MessageAbortedError', data: { message: 'aborted' } };
     prompt.assistant.parts =
       how === 'success' || prompt.text !== ''
-        ? [{ id: prompt.partId, sessionID: SESSION, messageID: prompt.assistantId, type: 'text', text: prompt.text }]
+        ? [
+            {
+              id: prompt.partId,
+              sessionID: SESSION,
+              messageID: prompt.assistantId,
+              type: 'text',
+              text: prompt.text,
+            },
+          ]
         : [];
     if (!this.#messages.includes(prompt.assistant)) this.#messages.push(prompt.assistant);
     this.#answered.set(prompt.messageId, prompt.assistantId);

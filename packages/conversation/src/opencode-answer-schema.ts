@@ -47,7 +47,10 @@ export const PromptAnswerSchema = z.object({
     parentID: z.string().nullish(),
     error: AssistantErrorSchema.nullish(),
     finish: z.string().nullish().catch(null),
-    time: z.object({ completed: z.number().nullish().catch(null) }).nullish().catch(null),
+    time: z
+      .object({ completed: z.number().nullish().catch(null) })
+      .nullish()
+      .catch(null),
   }),
   parts: z.array(AnswerTextSchema),
 });

@@ -86,11 +86,15 @@ export class OpenCodeClient {
   }
 
   /** GET /session/:id/message: the session's messages, oldest first, each parsed later on its own. */
-  async messages(sessionId: string, options: CallOptions & { readonly phase: ErrorPhase }): Promise<unknown[]> {
+  async messages(
+    sessionId: string,
+    options: CallOptions & { readonly phase: ErrorPhase },
+  ): Promise<unknown[]> {
     const path = `/session/${encodeURIComponent(sessionId)}/message`;
     const body = await this.#json('GET', path, undefined, options, options.phase);
     const list = SessionMessagesSchema.safeParse(body);
-    if (!list.success) throw invalidAnswer(`GET ${path} answered a non-list`, list.error, options, options.phase);
+    if (!list.success)
+      throw invalidAnswer(`GET ${path} answered a non-list`, list.error, options, options.phase);
     return list.data;
   }
 
