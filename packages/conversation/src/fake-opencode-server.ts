@@ -81,6 +81,10 @@ export class FakeOpenCodeServer implements AsyncDisposable {
   version = '1.18.33';
   /** Answer prompts with this HTTP status and an error body instead. */
   failMessageStatus: number | undefined;
+  /** Answer prompts naming this user message as the one answered (`info.parentID`). */
+  answerParentId: string | undefined;
+  /** List assistant messages in GET /session/:id/message (false: as if they were deleted). */
+  listAnswers = true;
   /** End an aborted prompt as the server does while retrying: completed, no error, no finish. */
   abortWithoutError = false;
   promptMode: FakePromptMode;
@@ -145,6 +149,7 @@ export class FakeOpenCodeServer implements AsyncDisposable {
     const prompt = this.#prompt;
     if (!prompt) throw new Error('no prompt to answer');
     if (!this.#messages.includes(prompt.assistant)) this.#messages.push(prompt.assistant);
+    prompt.assistant.parts = [this.#textPart(prompt)];
     this.#emit('message.updated', { sessionID: SESSION, info: prompt.assistant.info });
     this.#emit('message.part.updated', {
       sessionID: SESSION,
@@ -154,7 +159,11 @@ export class FakeOpenCodeServer implements AsyncDisposable {
 
   /** Emits one `message.part.delta` whose event id (inside the JSON) is `eventId`. */
   delta(eventId: string, messageId: string, partId: string, field: string, text: string): void {
-    if (this.#prompt && messageId === this.#prompt.assistantId) this.#prompt.text += text;
+    const prompt = this.#prompt;
+    if (prompt && messageId === prompt.assistantId) {
+      prompt.text += text;
+      if (prompt.assistant.parts.length > 0) prompt.assistant.parts = [this.#textPart(prompt)];
+    }
     this.#emit(
       'message.part.delta',
       { sessionID: SESSION, messageID: messageId, partID: partId, field, delta: text },
@@ -170,6 +179,11 @@ export class FakeOpenCodeServer implements AsyncDisposable {
   /** Ends every event stream (the connections of prompts stay open). */
   dropEventStreams(): void {
     for (const subscriber of this.#subscribers) subscriber.destroy();
+  }
+
+  /** Event streams open right now. */
+  get subscribers(): number {
+    return this.#subscribers.size;
   }
 
   /** Answers the held prompt (successfully, or malformed if switched so). */
@@ -224,10 +238,17 @@ export class FakeOpenCodeServer implements AsyncDisposable {
     if (route === 'POST /session') this.#createSession(response);
     else if (route === 'GET /session/status') this.#status(response);
     else if (route === `POST ${session}/message`) this.#message(response, body);
-    else if (route === `GET ${session}/message`) json(response, this.#messages);
+    else if (route === `GET ${session}/message`) this.#list(response);
     else if (route === `POST ${session}/abort`) this.#abort(response);
     else if (route === 'GET /event') this.#subscribe(response);
     else json(response, { error: `no route ${route}` }, 404);
+  }
+
+  #list(response: ServerResponse): void {
+    json(
+      response,
+      this.listAnswers ? this.#messages : this.#messages.filter((m) => m.info.role !== 'assistant'),
+    );
   }
 
   #running(): boolean {
@@ -331,18 +352,7 @@ export class FakeOpenCodeServer implements AsyncDisposable {
     if (how === 'success') info.finish = 'stop';
     else if (!this.abortWithoutError)
       info.error = { name: 'MessageAbortedError', data: { message: 'aborted' } };
-    prompt.assistant.parts =
-      how === 'success' || prompt.text !== ''
-        ? [
-            {
-              id: prompt.partId,
-              sessionID: SESSION,
-              messageID: prompt.assistantId,
-              type: 'text',
-              text: prompt.text,
-            },
-          ]
-        : [];
+    prompt.assistant.parts = how === 'success' || prompt.text !== '' ? [this.#textPart(prompt)] : [];
     if (!this.#messages.includes(prompt.assistant)) this.#messages.push(prompt.assistant);
     this.#answered.set(prompt.messageId, prompt.assistantId);
     this.#emit('message.updated', { sessionID: SESSION, info });
@@ -352,7 +362,11 @@ export class FakeOpenCodeServer implements AsyncDisposable {
       return;
     }
     // Every POST that waited is answered with the session's last assistant message.
-    const last = JSON.stringify(prompt.assistant);
+    const last = JSON.stringify(
+      this.answerParentId === undefined
+        ? prompt.assistant
+        : { ...prompt.assistant, info: { ...info, parentID: this.answerParentId } },
+    );
     for (const response of this.#waiting.splice(0)) {
       if (response.destroyed) continue;
       this.#counts.promptResponses += 1;
@@ -361,6 +375,16 @@ export class FakeOpenCodeServer implements AsyncDisposable {
     }
     this.#emit('session.status', { sessionID: SESSION, status: { type: 'idle' } });
     this.#emit('session.idle', { sessionID: SESSION });
+  }
+
+  #textPart(prompt: Prompt): Record<string, unknown> {
+    return {
+      id: prompt.partId,
+      sessionID: SESSION,
+      messageID: prompt.assistantId,
+      type: 'text',
+      text: prompt.text,
+    };
   }
 
   #subscribe(response: ServerResponse): void {

@@ -1,7 +1,11 @@
 import type { z } from 'zod';
 import { ConversationError, type ErrorOperation } from './conversation-error.js';
 import { firstIssue } from './first-issue.js';
-import { PromptAnswerSchema, SessionMessageSchema } from './opencode-answer-schema.js';
+import {
+  PromptAnswerSchema,
+  SessionMessagePartsSchema,
+  SessionMessageSchema,
+} from './opencode-answer-schema.js';
 import { type PromptOutcome, PromptOutcomeSchema } from './prompt-outcome.js';
 
 /** An assistant message mapped to the outcome it stands for, with the prompt it answers. */
@@ -77,6 +81,29 @@ export function findAnswer(
   if (last === undefined) return undefined;
   const answer = mapAssistantMessage(last, operation);
   return answer.done ? answer.outcome : undefined;
+}
+
+/** A part of an assistant message answering `parentId`, as a `part` event carries it. */
+export type AnswerPart = {
+  readonly messageId: string;
+  readonly partId: string;
+  readonly partType: string;
+  readonly text: string | null;
+};
+
+/** Every part of every assistant message answering `parentId`, oldest first; odd entries skipped. */
+export function answerParts(messages: readonly unknown[], parentId: string): AnswerPart[] {
+  const parts: AnswerPart[] = [];
+  for (const message of messages) {
+    const entry = SessionMessagePartsSchema.safeParse(message);
+    if (!entry.success) continue;
+    const { info } = entry.data;
+    if (info.role !== 'assistant' || info.parentID !== parentId) continue;
+    for (const part of entry.data.parts) {
+      parts.push({ messageId: info.id, partId: part.id, partType: part.type, text: part.text ?? null });
+    }
+  }
+  return parts;
 }
 
 function outcomeOf({ info, parts }: z.infer<typeof PromptAnswerSchema>): unknown {

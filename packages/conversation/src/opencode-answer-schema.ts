@@ -63,5 +63,17 @@ export const SessionMessageSchema = z.object({
   info: z.object({ id: z.string(), role: z.string(), parentID: z.string().nullish() }),
 });
 
+/** One entry of `GET /session/:id/message` with its parts; a part of another shape is skipped. */
+export const SessionMessagePartsSchema = SessionMessageSchema.extend({
+  parts: z
+    .array(
+      z
+        .object({ id: z.string().min(1), type: z.string().min(1), text: z.string().nullish().catch(null) })
+        .nullable()
+        .catch(null),
+    )
+    .transform((parts) => parts.filter((part) => part !== null)),
+});
+
 /** The answer to `GET /session/:id/message`: the session's messages in creation order. */
 export const SessionMessagesSchema = z.array(z.unknown());
