@@ -31,6 +31,8 @@ export async function observePrompt(
   if (deadline.signal.aborted) stop();
   const idle = deferred();
   const assistants = new Set<string>();
+  const completed = new Set<string>();
+  let answered: string | undefined;
   let pumping: Promise<void> = Promise.resolve();
   let answering: Promise<unknown> = Promise.resolve();
   const handle = (event: EventSourceMessage) => {
@@ -40,6 +42,10 @@ export async function observePrompt(
       case 'message.updated':
         if (mapped.role === 'assistant' && mapped.parentId === message.messageId)
           assistants.add(mapped.messageId);
+        if (mapped.completed) {
+          completed.add(mapped.messageId);
+          if (mapped.messageId === answered) idle.resolve();
+        }
         return;
       case 'message.part.updated':
         if (assistants.has(mapped.messageId)) {
@@ -94,7 +100,10 @@ export async function observePrompt(
       await catchUp(context, { channel, parentId: message.messageId, assistants, signal: http.signal });
     }
     const outcome = await ourOutcome(context, message.messageId, body, http.signal);
-    // Trailing deltas travel on the other connection; the idle event closes them.
+    // Trailing deltas travel on the other connection: the answer's completed update (sent
+    // after its last delta) or the idle event closes them, whichever comes first.
+    answered = outcome.assistantMessageId ?? undefined;
+    if (answered !== undefined && completed.has(answered)) idle.resolve();
     await Promise.race([
       idle.promise,
       pumping,

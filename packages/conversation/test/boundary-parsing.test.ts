@@ -112,6 +112,7 @@ describe('server events', () => {
       messageId: 'msg_a',
       role: 'assistant',
       parentId: null,
+      completed: false,
     });
     const part = { sessionID: 'ses', messageID: 'msg_a', id: 'prt', type: 'tool', text: 7 };
     expect(mapOpenCodeEvent(event('message.part.updated', { part }), 'prompt')).toMatchObject({
