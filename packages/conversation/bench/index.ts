@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { report } from '../../../tooling/bench/harness.ts';
 import { OpenCodeBackend, openSqlitePromptStore, type PromptStore } from '../src/index.ts';
 import { FakeOpenCodeServer } from '../src/testing.ts';
+import { promptRoundTrip } from './prompt-round-trip.ts';
 
 const ROUNDS = 5;
 const PER_ROUND = 100;
@@ -96,3 +97,5 @@ try {
   await server.close();
   rmSync(root, { recursive: true, force: true });
 }
+
+await promptRoundTrip();

@@ -3,6 +3,7 @@ import { sleep } from './clock.js';
 import type { AbortResult } from './conversation-backend.js';
 import { ConversationError } from './conversation-error.js';
 import type { Deadline } from './deadline.js';
+import { findAnswer } from './map-prompt-response.js';
 import type { PromptDriver } from './prompt-driver.js';
 import type { PromptOutcome } from './prompt-outcome.js';
 import type { PromptRecord } from './prompt-record.js';
@@ -22,7 +23,8 @@ type Decision =
  * 1. intent — commit `cancellation: requested` (skipped for a recorded terminal);
  * 2. reconciliation — read the record again and decide against the server's status:
  *    a terminal is cleared (`settled`); a quiescent prompt without outcome is cleared
- *    and reported as lost (`invalid_state`); a running one is left unchanged (a
+ *    with the answer the server still holds for it (`settled`), or reported as lost
+ *    (`invalid_state`) when it holds none; a running one is left unchanged (a
  *    confirmed rollback) and aborted natively, then cleared (`aborted`).
  * Every step runs under the abort's original deadline.
  */
@@ -60,14 +62,24 @@ export class AbortReconciliation {
       if (intent === 'gone') return live ? this.#stopNative(live.messageId, 'busy') : { kind: 'idle' };
     }
     const status = await this.#within(this.#context.client.status(this.#context.sessionId, this.#call()));
+    // Quiescent without a recorded outcome: the answer may still be on the server, found
+    // by the message it answers. Looked up before the transaction (no HTTP inside it).
+    const recovered =
+      status === 'idle' && !live && snapshot.phase.phase === 'admitted'
+        ? await this.#recover(snapshot.message_id)
+        : undefined;
     const decision = await this.#transaction<Decision>('abort_reconciliation', async (tx) => {
       const record = await tx.read(this.#context.key);
       if (!record) return unchanged<Decision>({ kind: 'gone' });
       if (live) return unchanged<Decision>({ kind: 'native', messageId: record.message_id });
       if (record.phase.phase === 'terminal') return this.#clearTerminal(tx, record);
       if (status === 'idle') {
-        // Nothing runs natively and no outcome was recorded: the answer is lost for good.
         await tx.delete(this.#context.key);
+        if (recovered && recovered.messageId === record.message_id) {
+          const { messageId, outcome } = recovered;
+          return { commit: true, value: { kind: 'settled' as const, messageId, outcome } };
+        }
+        // Nothing runs natively, no outcome was recorded and the server has no answer.
         return { commit: true, value: { kind: 'lost' as const, messageId: record.message_id } };
       }
       return unchanged<Decision>({ kind: 'native', messageId: record.message_id });
@@ -105,6 +117,15 @@ export class AbortReconciliation {
       commit: true,
       value: { kind: 'settled', messageId: record.message_id, outcome: record.phase.outcome },
     };
+  }
+
+  /** The server's finished answer to `messageId`, if it has one. */
+  async #recover(messageId: string): Promise<{ messageId: string; outcome: PromptOutcome } | undefined> {
+    const messages = await this.#within(
+      this.#context.client.messages(this.#context.sessionId, { ...this.#call(), phase: 'reconciliation' }),
+    );
+    const outcome = findAnswer(messages, messageId, 'abort');
+    return outcome && { messageId, outcome };
   }
 
   /** Aborts natively (only after the unchanged reconciliation rolled back), then clears the record. */

@@ -6,7 +6,8 @@ const marker = Symbol.for('@factum/conversation-error');
  * What went wrong, coarsely: the class of failure a caller can act on.
  * - `protocol`: the agent server said something that breaks the protocol (bad JSON, bad SSE).
  * - `timeout`: a deadline elapsed before the work was confirmed.
- * - `conflict`: the prompt store reported a transaction conflict.
+ * - `conflict`: the prompt store reported a transaction conflict, or the server answered
+ *   another prompt than ours and ours could not be found (`detail.kind: 'foreign_answer'`).
  * - `integration`: a dependency failed (store unavailable, HTTP failure, unknown commit outcome).
  * - `invalid_state`: the conversation's state does not allow the operation, or its outcome was lost.
  * - `cancelled`: the caller's own signal ended the wait.
@@ -46,6 +47,8 @@ export type DeadlineKind = 'operation' | 'request';
 export type ErrorDetail =
   | { readonly kind: 'transaction_conflict' }
   | { readonly kind: 'service_unavailable' }
+  | { readonly kind: 'foreign_answer'; readonly messageId: string; readonly answeredParentId: string | null }
+  | { readonly kind: 'unsupported_version'; readonly version: string }
   | { readonly kind: 'deadline_elapsed'; readonly deadline: DeadlineKind; readonly timeoutMs: number | null };
 
 /** Operation and phase of a `ConversationError`. */

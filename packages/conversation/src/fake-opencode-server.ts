@@ -1,18 +1,24 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { z } from 'zod';
+import { ascendingIds } from './ascending-id.js';
 
 // The fake is a boundary too: a prompt without the client-chosen id is a bad request.
-const PromptBodySchema = z.object({ messageID: z.string().min(1) });
+const PromptBodySchema = z.object({
+  messageID: z.string().min(1),
+  parts: z.array(z.object({ id: z.string().optional(), text: z.string().optional() })).optional(),
+});
 
 /** Counters of a `FakeOpenCodeServer`, as seen at one instant. */
 export type FakeOpenCodeStats = {
-  /** Prompt messages received (POST /session/:id/message). */
+  /** Prompt messages received (POST /session/:id/message), re-posts included. */
   readonly messages: number;
   /** Abort requests received. */
   readonly aborts: number;
   /** Prompt answers whose body was actually written (malformed ones included). */
   readonly promptResponses: number;
+  /** Times the model was asked (a re-post of an answered message does not ask it). */
+  readonly modelCalls: number;
   /** TCP connections open right now. */
   readonly connections: number;
   /** HTTP exchanges in progress right now (event streams included). */
@@ -29,22 +35,33 @@ export type FakeOpenCodeServerOptions = {
   readonly promptMode?: FakePromptMode;
   /** Text deltas the assistant streams in `auto` mode (default `['Hel', 'lo']`). */
   readonly deltas?: readonly string[];
+  /** Interval of `server.heartbeat` events (default 10 s, as the real server). */
+  readonly heartbeatMs?: number;
 };
+
+type Message = { info: Record<string, unknown>; parts: Array<Record<string, unknown>> };
 
 type Prompt = {
   readonly messageId: string;
   readonly assistantId: string;
   readonly partId: string;
-  readonly response: ServerResponse;
+  readonly assistant: Message;
   text: string;
   done: boolean;
 };
 
+const SESSION = 'ses_fake';
+
 /**
  * A real loopback HTTP server speaking the part of the OpenCode API a conversation
- * uses: POST /session, GET /session/status, POST /session/:id/message (headers at
- * once, body when the assistant is done), POST /session/:id/abort and GET /event
- * (SSE). Switches make it misbehave; counters say what it saw.
+ * uses, shaped like the real server (1.x): POST /session, GET /session/status,
+ * POST /session/:id/message (status, headers and body only when the assistant is done;
+ * a prompt posted while another runs is queued and every waiting POST is answered with
+ * the session's last assistant message; a re-post of an answered message id answers
+ * again without asking the model), GET /session/:id/message, POST /session/:id/abort
+ * and GET /event (SSE without `id:` lines: the event id is inside the JSON; a
+ * `server.heartbeat` every 10 s). A client that disconnects does not cancel its prompt.
+ * Ids follow the server's scheme. Switches make it misbehave; counters say what it saw.
  *
  * @example
  * ```ts
@@ -60,18 +77,31 @@ export class FakeOpenCodeServer implements AsyncDisposable {
   malformedStreamResponse = false;
   /** Answer POST /session with a body that is not JSON. */
   malformedSessionBody = false;
+  /** Answer POST /session as a server of this version (default `1.18.33`). */
+  version = '1.18.33';
   /** Answer prompts with this HTTP status and an error body instead. */
   failMessageStatus: number | undefined;
+  /** Answer prompts naming this user message as the one answered (`info.parentID`). */
+  answerParentId: string | undefined;
+  /** List assistant messages in GET /session/:id/message (false: as if they were deleted). */
+  listAnswers = true;
+  /** End an aborted prompt as the server does while retrying: completed, no error, no finish. */
+  abortWithoutError = false;
   promptMode: FakePromptMode;
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   readonly #subscribers = new Set<ServerResponse>();
   readonly #deltas: readonly string[];
   readonly #messageWaiters: Array<{ count: number; resolve: () => void }> = [];
-  #counts = { messages: 0, aborts: 0, promptResponses: 0, active: 0, sessions: 0 };
+  readonly #newId = ascendingIds();
+  readonly #messages: Message[] = [];
+  readonly #answered = new Map<string, string>();
+  readonly #waiting: ServerResponse[] = [];
+  readonly #queue: Prompt[] = [];
+  readonly #heartbeat: NodeJS.Timeout;
+  #counts = { messages: 0, aborts: 0, promptResponses: 0, modelCalls: 0, active: 0, sessions: 0 };
   #prompt: Prompt | undefined;
   #nativeOverride: 'idle' | 'busy' | undefined;
-  #sequence = 0;
   #url = '';
 
   private constructor(options: FakeOpenCodeServerOptions) {
@@ -82,6 +112,8 @@ export class FakeOpenCodeServer implements AsyncDisposable {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));
     });
+    this.#heartbeat = setInterval(() => this.#emit('server.heartbeat', {}), options.heartbeatMs ?? 10_000);
+    this.#heartbeat.unref();
   }
 
   /** Starts a server on 127.0.0.1, on a free port. */
@@ -116,31 +148,25 @@ export class FakeOpenCodeServer implements AsyncDisposable {
   beginText(): void {
     const prompt = this.#prompt;
     if (!prompt) throw new Error('no prompt to answer');
-    this.#emit('message.updated', {
-      info: {
-        id: prompt.assistantId,
-        sessionID: this.#session,
-        role: 'assistant',
-        parentID: prompt.messageId,
-      },
-    });
+    if (!this.#messages.includes(prompt.assistant)) this.#messages.push(prompt.assistant);
+    prompt.assistant.parts = [this.#textPart(prompt)];
+    this.#emit('message.updated', { sessionID: SESSION, info: prompt.assistant.info });
     this.#emit('message.part.updated', {
-      part: {
-        id: prompt.partId,
-        sessionID: this.#session,
-        messageID: prompt.assistantId,
-        type: 'text',
-        text: '',
-      },
+      sessionID: SESSION,
+      part: { id: prompt.partId, sessionID: SESSION, messageID: prompt.assistantId, type: 'text', text: '' },
     });
   }
 
-  /** Emits one `message.part.delta` with SSE id `eventId`. */
+  /** Emits one `message.part.delta` whose event id (inside the JSON) is `eventId`. */
   delta(eventId: string, messageId: string, partId: string, field: string, text: string): void {
-    if (this.#prompt && messageId === this.#prompt.assistantId) this.#prompt.text += text;
+    const prompt = this.#prompt;
+    if (prompt && messageId === prompt.assistantId) {
+      prompt.text += text;
+      if (prompt.assistant.parts.length > 0) prompt.assistant.parts = [this.#textPart(prompt)];
+    }
     this.#emit(
       'message.part.delta',
-      { sessionID: this.#session, messageID: messageId, partID: partId, field, delta: text },
+      { sessionID: SESSION, messageID: messageId, partID: partId, field, delta: text },
       eventId,
     );
   }
@@ -150,10 +176,26 @@ export class FakeOpenCodeServer implements AsyncDisposable {
     for (const subscriber of this.#subscribers) subscriber.write('data: {"type": "message.part.delta", \n\n');
   }
 
+  /** Ends every event stream (the connections of prompts stay open). */
+  dropEventStreams(): void {
+    for (const subscriber of this.#subscribers) subscriber.destroy();
+  }
+
+  /** Event streams open right now. */
+  get subscribers(): number {
+    return this.#subscribers.size;
+  }
+
   /** Answers the held prompt (successfully, or malformed if switched so). */
   release(): void {
     const prompt = this.#prompt;
     if (prompt && !prompt.done) this.#complete(prompt, 'success');
+  }
+
+  /** Forgets every answer, as a server whose messages were deleted. */
+  forgetAnswers(): void {
+    this.#messages.splice(0, this.#messages.length);
+    this.#answered.clear();
   }
 
   /** Reports the session idle whatever runs. */
@@ -168,6 +210,7 @@ export class FakeOpenCodeServer implements AsyncDisposable {
 
   /** Ends every stream, closes every connection and stops listening. */
   async close(): Promise<void> {
+    clearInterval(this.#heartbeat);
     for (const subscriber of this.#subscribers) subscriber.end();
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -175,10 +218,6 @@ export class FakeOpenCodeServer implements AsyncDisposable {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
-  }
-
-  get #session(): string {
-    return 'ses_fake';
   }
 
   #handle(request: IncomingMessage, response: ServerResponse): void {
@@ -195,18 +234,30 @@ export class FakeOpenCodeServer implements AsyncDisposable {
   #route(request: IncomingMessage, response: ServerResponse, body: string): void {
     const path = new URL(request.url ?? '/', this.#url).pathname;
     const route = `${request.method} ${path}`;
-    const session = `/session/${this.#session}`;
+    const session = `/session/${SESSION}`;
     if (route === 'POST /session') this.#createSession(response);
     else if (route === 'GET /session/status') this.#status(response);
     else if (route === `POST ${session}/message`) this.#message(response, body);
+    else if (route === `GET ${session}/message`) this.#list(response);
     else if (route === `POST ${session}/abort`) this.#abort(response);
     else if (route === 'GET /event') this.#subscribe(response);
     else json(response, { error: `no route ${route}` }, 404);
   }
 
+  #list(response: ServerResponse): void {
+    json(
+      response,
+      this.listAnswers ? this.#messages : this.#messages.filter((m) => m.info.role !== 'assistant'),
+    );
+  }
+
+  #running(): boolean {
+    return this.#prompt?.done === false || this.#queue.length > 0;
+  }
+
   #status(response: ServerResponse): void {
-    const busy = this.#nativeOverride ? this.#nativeOverride === 'busy' : this.#prompt?.done === false;
-    json(response, busy ? { [this.#session]: { type: 'busy' } } : {});
+    const busy = this.#nativeOverride ? this.#nativeOverride === 'busy' : this.#running();
+    json(response, busy ? { [SESSION]: { type: 'busy' } } : {});
   }
 
   #createSession(response: ServerResponse): void {
@@ -216,7 +267,7 @@ export class FakeOpenCodeServer implements AsyncDisposable {
       response.end('{"id": "ses_fake", ');
       return;
     }
-    json(response, { id: this.#session, title: 'factum', time: { created: Date.now() } });
+    json(response, { id: SESSION, title: 'factum', version: this.version, time: { created: Date.now() } });
   }
 
   #message(response: ServerResponse, body: string): void {
@@ -236,25 +287,50 @@ export class FakeOpenCodeServer implements AsyncDisposable {
       json(response, { name: 'BadRequest' }, 400);
       return;
     }
-    this.#sequence += 1;
-    const prompt: Prompt = {
-      messageId: parsed.messageID,
-      assistantId: `msg_assistant_${this.#sequence}`,
-      partId: `prt_assistant_${this.#sequence}`,
-      response,
-      text: '',
-      done: false,
+    const answered = this.#answered.get(parsed.messageID);
+    if (answered !== undefined && !this.#running()) {
+      // Like the real server: an answered message is answered again, the model not asked.
+      this.#counts.promptResponses += 1;
+      json(response, this.#messages.find((m) => m.info.id === answered) ?? {});
+      return;
+    }
+    // Like the real server: status, headers and body only when the assistant is done.
+    this.#waiting.push(response);
+    const text = parsed.parts?.map((part) => part.text ?? '').join('') ?? '';
+    const user = { id: parsed.messageID, sessionID: SESSION, role: 'user', time: { created: Date.now() } };
+    this.#messages.push({
+      info: user,
+      parts: [{ id: parsed.parts?.[0]?.id ?? this.#newId('prt'), type: 'text', text }],
+    });
+    this.#emit('message.updated', { sessionID: SESSION, info: user });
+    const prompt = this.#newPrompt(parsed.messageID);
+    if (this.#running()) this.#queue.push(prompt);
+    else this.#begin(prompt);
+  }
+
+  #newPrompt(messageId: string): Prompt {
+    const assistantId = this.#newId('msg');
+    const info = {
+      id: assistantId,
+      sessionID: SESSION,
+      role: 'assistant',
+      parentID: messageId,
+      time: { created: Date.now() },
     };
+    const partId = this.#newId('prt');
+    return { messageId, assistantId, partId, assistant: { info, parts: [] }, text: '', done: false };
+  }
+
+  #begin(prompt: Prompt): void {
     this.#prompt = prompt;
-    // Like the real server: headers at once, the body when the assistant is done.
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.flushHeaders();
-    this.#emit('message.updated', { info: { id: prompt.messageId, sessionID: this.#session, role: 'user' } });
-    this.#emit('session.status', { sessionID: this.#session, status: { type: 'busy' } });
+    this.#counts.modelCalls += 1;
+    // The real server reports `busy` more than once per prompt.
+    this.#emit('session.status', { sessionID: SESSION, status: { type: 'busy' } });
+    this.#emit('session.status', { sessionID: SESSION, status: { type: 'busy' } });
     if (this.promptMode === 'auto') {
       this.beginText();
-      for (const [index, text] of this.#deltas.entries()) {
-        this.delta(`evt_${this.#sequence}_${index}`, prompt.assistantId, prompt.partId, 'text', text);
+      for (const text of this.#deltas) {
+        this.delta(this.#newId('evt'), prompt.assistantId, prompt.partId, 'text', text);
       }
       this.#complete(prompt, 'success');
     }
@@ -263,6 +339,7 @@ export class FakeOpenCodeServer implements AsyncDisposable {
   #abort(response: ServerResponse): void {
     this.#counts.aborts += 1;
     this.#nativeOverride = undefined;
+    this.#queue.splice(0, this.#queue.length);
     const prompt = this.#prompt;
     if (prompt && !prompt.done) this.#complete(prompt, 'aborted');
     json(response, true);
@@ -270,46 +347,57 @@ export class FakeOpenCodeServer implements AsyncDisposable {
 
   #complete(prompt: Prompt, how: 'success' | 'aborted'): void {
     prompt.done = true;
-    if (!prompt.response.destroyed) {
-      this.#counts.promptResponses += 1;
-      if (this.malformedStreamResponse && how === 'success') {
-        prompt.response.end('{"info": {"id": ');
-      } else {
-        const info = {
-          id: prompt.assistantId,
-          sessionID: this.#session,
-          role: 'assistant',
-          parentID: prompt.messageId,
-          time: { created: Date.now(), completed: Date.now() },
-          ...(how === 'aborted'
-            ? { error: { name: 'MessageAbortedError', data: { message: 'aborted' } } }
-            : {}),
-        };
-        const parts = [
-          {
-            id: prompt.partId,
-            sessionID: this.#session,
-            messageID: prompt.assistantId,
-            type: 'text',
-            text: prompt.text,
-          },
-        ];
-        prompt.response.end(JSON.stringify({ info, parts }));
-      }
+    const info = prompt.assistant.info;
+    info.time = { created: (info.time as { created: number }).created, completed: Date.now() };
+    if (how === 'success') info.finish = 'stop';
+    else if (!this.abortWithoutError)
+      info.error = { name: 'MessageAbortedError', data: { message: 'aborted' } };
+    prompt.assistant.parts = how === 'success' || prompt.text !== '' ? [this.#textPart(prompt)] : [];
+    if (!this.#messages.includes(prompt.assistant)) this.#messages.push(prompt.assistant);
+    this.#answered.set(prompt.messageId, prompt.assistantId);
+    this.#emit('message.updated', { sessionID: SESSION, info });
+    const next = this.#queue.shift();
+    if (next) {
+      this.#begin(next);
+      return;
     }
-    this.#emit('session.status', { sessionID: this.#session, status: { type: 'idle' } });
-    this.#emit('session.idle', { sessionID: this.#session });
+    // Every POST that waited is answered with the session's last assistant message.
+    const last = JSON.stringify(
+      this.answerParentId === undefined
+        ? prompt.assistant
+        : { ...prompt.assistant, info: { ...info, parentID: this.answerParentId } },
+    );
+    for (const response of this.#waiting.splice(0)) {
+      if (response.destroyed) continue;
+      this.#counts.promptResponses += 1;
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(this.malformedStreamResponse && how === 'success' ? '{"info": {"id": ' : last);
+    }
+    this.#emit('session.status', { sessionID: SESSION, status: { type: 'idle' } });
+    this.#emit('session.idle', { sessionID: SESSION });
+  }
+
+  #textPart(prompt: Prompt): Record<string, unknown> {
+    return {
+      id: prompt.partId,
+      sessionID: SESSION,
+      messageID: prompt.assistantId,
+      type: 'text',
+      text: prompt.text,
+    };
   }
 
   #subscribe(response: ServerResponse): void {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    response.write(`data: ${JSON.stringify({ type: 'server.connected', properties: {} })}\n\n`);
+    response.flushHeaders();
     this.#subscribers.add(response);
+    this.#emit('server.connected', {}, undefined, response);
   }
 
-  #emit(type: string, properties: unknown, id?: string): void {
-    const frame = `${id ? `id: ${id}\n` : ''}data: ${JSON.stringify({ type, properties })}\n\n`;
-    for (const subscriber of this.#subscribers) subscriber.write(frame);
+  #emit(type: string, properties: unknown, id?: string, only?: ServerResponse): void {
+    // Like the real server: no SSE `id:` line; the event id travels inside the JSON.
+    const frame = `data: ${JSON.stringify({ id: id ?? this.#newId('evt'), type, properties })}\n\n`;
+    for (const subscriber of only ? [only] : this.#subscribers) subscriber.write(frame);
   }
 }
 

@@ -1,3 +1,4 @@
+export { ascendingIds } from './ascending-id.js';
 export type { ConversationTimeouts } from './backend-context.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { systemClock } from './clock.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** The answer to `POST /session`: the new session, of which only the id matters. */
-export const SessionAnswerSchema = z.object({ id: z.string().min(1) });
+export const SessionAnswerSchema = z.object({ id: z.string().min(1), version: z.string().optional() });
 
 /**
  * The answer to `GET /session/status`: a map from session id to status. Entries are
@@ -35,11 +35,45 @@ const AnswerTextSchema = z
   .catch('');
 
 /**
- * The answer to `POST /session/:id/message`: `{ info: AssistantMessage, parts: Part[] }`,
- * with the assistant's error (absent or `null` when it has none) and the text of each
- * text part.
+ * An assistant message with its parts (`{ info: AssistantMessage, parts: Part[] }`), as
+ * `POST /session/:id/message` answers and `GET /session/:id/message` lists: its id, the
+ * user message it answers (`parentID`), the error (absent or `null` when it has none),
+ * the server's `finish` reason (absent until the model finished a step), whether it is
+ * completed, and the text of each text part.
  */
 export const PromptAnswerSchema = z.object({
-  info: z.object({ id: z.string(), error: AssistantErrorSchema.nullish() }),
+  info: z.object({
+    id: z.string(),
+    parentID: z.string().nullish(),
+    error: AssistantErrorSchema.nullish(),
+    finish: z.string().nullish().catch(null),
+    time: z
+      .object({ completed: z.number().nullish().catch(null) })
+      .nullish()
+      .catch(null),
+  }),
   parts: z.array(AnswerTextSchema),
 });
+
+/**
+ * One entry of `GET /session/:id/message`: only assistant messages matter, and an entry
+ * of another shape (a user message, a newer kind) is skipped rather than failing the list.
+ */
+export const SessionMessageSchema = z.object({
+  info: z.object({ id: z.string(), role: z.string(), parentID: z.string().nullish() }),
+});
+
+/** One entry of `GET /session/:id/message` with its parts; a part of another shape is skipped. */
+export const SessionMessagePartsSchema = SessionMessageSchema.extend({
+  parts: z
+    .array(
+      z
+        .object({ id: z.string().min(1), type: z.string().min(1), text: z.string().nullish().catch(null) })
+        .nullable()
+        .catch(null),
+    )
+    .transform((parts) => parts.filter((part) => part !== null)),
+});
+
+/** The answer to `GET /session/:id/message`: the session's messages in creation order. */
+export const SessionMessagesSchema = z.array(z.unknown());

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { AbortFlight, raceSignal } from './abort-flight.js';
 import { AbortReconciliation } from './abort-reconciliation.js';
+import { ascendingIds } from './ascending-id.js';
 import type { BackendContext, ConversationTimeouts } from './backend-context.js';
 import { type Clock, systemClock } from './clock.js';
 import type {
@@ -32,7 +32,10 @@ export type OpenCodeBackendOptions = {
   /** Pause between retries of a conflicting transaction or a status poll (default 25 ms). */
   readonly retryDelayMs?: number;
   readonly clock?: Clock;
-  /** Id generator for messages (`msg`) and parts (`prt`); ids must sort by creation. */
+  /**
+   * Id generator for messages (`msg`) and parts (`prt`); ids must sort by creation among
+   * the server's own (default: the server's scheme, see `ascendingIds`).
+   */
   readonly newId?: (prefix: 'msg' | 'prt') => string;
   readonly signal?: AbortSignal;
 };
@@ -259,13 +262,4 @@ function closedError(operation: 'prompt' | 'abort'): ConversationError {
     kind: 'invalid_state',
     context: { operation, phase: 'admission' },
   });
-}
-
-/** `msg_…` / `prt_…`: hex milliseconds then randomness, so ids sort by creation like the server's own. */
-function ascendingIds(): (prefix: 'msg' | 'prt') => string {
-  let last = 0;
-  return (prefix) => {
-    last = Math.max(last + 1, Date.now());
-    return `${prefix}_${last.toString(16).padStart(12, '0')}${randomBytes(7).toString('hex')}`;
-  };
 }

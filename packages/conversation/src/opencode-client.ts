@@ -7,8 +7,12 @@ import {
   type NativeStatus,
   NativeStatusEntrySchema,
   SessionAnswerSchema,
+  SessionMessagesSchema,
   SessionStatusMapSchema,
 } from './opencode-answer-schema.js';
+
+/** The major version of the OpenCode server protocol this client speaks. */
+export const SUPPORTED_MAJOR_VERSION = 1;
 
 type CallOptions = { readonly signal: AbortSignal; readonly operation: ErrorOperation };
 
@@ -43,6 +47,18 @@ export class OpenCodeClient {
     if (!session.success) {
       throw invalidAnswer('POST /session answered without a session id', session.error, options, 'session');
     }
+    const { version } = session.data;
+    // A server of another major version speaks another protocol: refuse it before any prompt.
+    if (version !== undefined && Number.parseInt(version, 10) !== SUPPORTED_MAJOR_VERSION) {
+      throw new ConversationError(
+        `the agent server speaks protocol version ${version}; this client speaks ${SUPPORTED_MAJOR_VERSION}.x`,
+        {
+          kind: 'protocol',
+          context: { operation: options.operation, phase: 'session' },
+          detail: { kind: 'unsupported_version', version },
+        },
+      );
+    }
     return session.data.id;
   }
 
@@ -69,6 +85,19 @@ export class OpenCodeClient {
     return status.data.type;
   }
 
+  /** GET /session/:id/message: the session's messages, oldest first, each parsed later on its own. */
+  async messages(
+    sessionId: string,
+    options: CallOptions & { readonly phase: ErrorPhase },
+  ): Promise<unknown[]> {
+    const path = `/session/${encodeURIComponent(sessionId)}/message`;
+    const body = await this.#json('GET', path, undefined, options, options.phase);
+    const list = SessionMessagesSchema.safeParse(body);
+    if (!list.success)
+      throw invalidAnswer(`GET ${path} answered a non-list`, list.error, options, options.phase);
+    return list.data;
+  }
+
   /** POST /session/:id/abort. */
   async abort(sessionId: string, options: CallOptions): Promise<void> {
     await this.#json('POST', `/session/${encodeURIComponent(sessionId)}/abort`, {}, options, 'cancellation');
@@ -76,7 +105,7 @@ export class OpenCodeClient {
 
   /**
    * POST /session/:id/message with the client-chosen message id. The server answers
-   * headers at once and the body when the assistant is done; resolves to the body.
+   * (status, headers and body) only when the assistant is done; resolves to the body.
    */
   async sendMessage(sessionId: string, message: NativeMessage, options: CallOptions): Promise<unknown> {
     const payload = {

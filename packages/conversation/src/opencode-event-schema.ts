@@ -18,6 +18,11 @@ export const KnownEventSchemas = {
           id: name,
           role: name,
           parentID: z.string().nullable().catch(null),
+          finish: z.string().nullish().catch(null),
+          time: z
+            .object({ completed: z.number().nullish().catch(null) })
+            .nullish()
+            .catch(null),
         }),
       }),
     })
@@ -29,6 +34,8 @@ export const KnownEventSchemas = {
           messageId: info.id,
           role: info.role,
           parentId: info.parentID,
+          // Finished: its last part and delta were sent before this event.
+          completed: Boolean(info.finish || info.time?.completed),
         }) as const,
     ),
   'message.part.updated': z

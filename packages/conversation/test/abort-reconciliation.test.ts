@@ -194,8 +194,12 @@ async function verify(c: AbortCase): Promise<void> {
     // ---- the recovered abort, with its fault armed for this observer only ----
     t.faults.setPersistenceFault('none');
     t.faults.waiterFault = false;
-    if (isIdle(c)) t.server.markNativeIdle();
-    else t.server.markNativeActive();
+    if (isIdle(c)) {
+      t.server.markNativeIdle();
+      // The seed's server holds no answer for lost native work; the real one keeps it
+      // (recovered by parentID, tested on its own).
+      t.server.forgetAnswers();
+    } else t.server.markNativeActive();
     t.faults.rollbackFailure = c === 'read_rollback_failure' || c === 'noop_rollback_failure';
     const key = PromptFaultStore.promptKey(t.conversation.id());
     if (isTerminal(c)) t.faults.armTerminalReconciliation(faultOf[c], 'first', key);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConversationError, parsePromptRecord } from '../src/index.js';
 import { mapOpenCodeEvent } from '../src/map-opencode-event.js';
-import { mapPromptResponse } from '../src/map-prompt-response.js';
+import { findAnswer, mapPromptResponse } from '../src/map-prompt-response.js';
 import { OpenCodeClient } from '../src/opencode-client.js';
 import { PromptRecordShapeError } from '../src/prompt-record.js';
 import { OpenCodeStreamCase } from './support/stream-case.js';
@@ -112,6 +112,7 @@ describe('server events', () => {
       messageId: 'msg_a',
       role: 'assistant',
       parentId: null,
+      completed: false,
     });
     const part = { sessionID: 'ses', messageID: 'msg_a', id: 'prt', type: 'tool', text: 7 };
     expect(mapOpenCodeEvent(event('message.part.updated', { part }), 'prompt')).toMatchObject({
@@ -148,7 +149,7 @@ describe('server events', () => {
 });
 
 describe('prompt answers', () => {
-  const info = { id: 'msg_a', sessionID: 'ses', role: 'assistant' };
+  const info = { id: 'msg_a', sessionID: 'ses', role: 'assistant', finish: 'stop' };
 
   it('join the text parts and read any error value as a failure or an abort', () => {
     const parts = [
@@ -178,6 +179,42 @@ describe('prompt answers', () => {
       errorName: 'APIError',
       errorMessage: 'rate limited',
     });
+  });
+
+  it('a success needs finish: completed with neither finish nor error is cancelled, never an empty success', () => {
+    const bare = { id: 'msg_a', role: 'assistant', time: { created: 1, completed: 2 } };
+    expect(mapPromptResponse({ info: bare, parts: [] })).toEqual({
+      outcome: 'cancelled',
+      assistantMessageId: 'msg_a',
+    });
+  });
+
+  it('the answer to a message is the last finished assistant message naming it as parent', () => {
+    const user = { info: { id: 'msg_1', role: 'user' }, parts: [] };
+    const step = (id: string, parentID: string, finish?: string) => ({
+      info: {
+        id,
+        role: 'assistant',
+        parentID,
+        ...(finish ? { finish, time: { created: 1, completed: 2 } } : {}),
+      },
+      parts: [{ type: 'text', text: id }],
+    });
+    const messages = [
+      user,
+      step('msg_2', 'msg_1', 'tool-calls'),
+      'odd',
+      step('msg_3', 'msg_1', 'stop'),
+      step('msg_5', 'msg_4', 'stop'),
+    ];
+    expect(findAnswer(messages, 'msg_1', 'abort')).toEqual({
+      outcome: 'success',
+      assistantMessageId: 'msg_3',
+      text: 'msg_3',
+    });
+    expect(findAnswer(messages, 'msg_9', 'abort')).toBeUndefined();
+    // Still running: no answer yet.
+    expect(findAnswer([user, step('msg_2', 'msg_1')], 'msg_1', 'abort')).toBeUndefined();
   });
 
   it.each([
