@@ -27,6 +27,7 @@ import {
   unfinishedWithOwners,
 } from './invocation-ownership.js';
 import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
+import { databaseNow } from './lease-queries.js';
 import type { LogPrefix } from './log-prefix.js';
 import {
   operationSessions,
@@ -53,6 +54,13 @@ export type LogTarget = string | { readonly postgres: string };
 
 /** Options of `EventLog.open`. */
 export type EventLogOptions = {
+  /**
+   * PostgreSQL: how long a connection of the log may sit idle inside a transaction
+   * before the server ends it (default 3000 ms), freeing the chain's lock a stalled host
+   * held. Keep it well under the lease's time-to-live, and above the longest the event
+   * loop is ever blocked (a code cell's deadline).
+   */
+  readonly transactionBoundMs?: number;
   /** Writes per group commit at most (default 256). */
   readonly maxBatch?: number;
   /** Canonical size of one event at most (default 1 MiB). */
@@ -116,7 +124,10 @@ export class EventLog implements EventSink, AsyncDisposable {
     const store =
       typeof target === 'string'
         ? openSqlite(target)
-        : await (await import('./open-postgres.js')).openPostgres(target.postgres);
+        : await (await import('./open-postgres.js')).openPostgres(
+            target.postgres,
+            options.transactionBoundMs,
+          );
     try {
       await migrateToLatest(store.db, store.dialect.name);
     } catch (error) {
@@ -208,6 +219,25 @@ export class EventLog implements EventSink, AsyncDisposable {
     if (this.#closed) throw new EventLogError('closed', 'the event log is closed');
     this.#lease = await HostLease.hold({ db: this.#db, dialect: this.#dialect }, options);
     return this.#lease;
+  }
+
+  /**
+   * Whether an effect whose T1 this log has just committed may start: always without a
+   * lease; with one, only while it stays surely live for a margin more (see
+   * `HostLease.mayStartEffect`). The `EventSink` side of the effect-start check.
+   */
+  mayStartEffect(): boolean {
+    return this.#lease === undefined || this.#lease.mayStartEffect();
+  }
+
+  /**
+   * The database's clock now, in milliseconds since the epoch: deadlines the log
+   * compares with its own clock (an approval's `expiresAt`) are computed from it, never
+   * from the host's.
+   */
+  async databaseNow(): Promise<number> {
+    if (this.#closed) throw new EventLogError('closed', 'the event log is closed');
+    return databaseNow(this.#db, this.#dialect);
   }
 
   /** The lease this log holds, if any. */
