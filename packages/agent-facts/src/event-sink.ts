@@ -23,4 +23,16 @@ export interface EventSink {
    * without it commits such writes one by one.
    */
   defer?(write: EventWrite): void;
+  /**
+   * Optional: whether an effect whose T1 this sink has just committed may start now —
+   * false once the writer may no longer own what it dispatched (its lease may lapse
+   * within a margin). Asked after every T1 resolves; a sink without it always allows.
+   */
+  mayStartEffect?(): boolean;
+  /**
+   * Optional: the store's clock now, in milliseconds since the epoch. Deadlines the
+   * store judges by its own clock (an approval's `expiresAt`) are computed from it, so a
+   * host whose clock is off writes none already past. A sink without it: the host's.
+   */
+  databaseNow?(): Promise<number>;
 }

@@ -96,6 +96,8 @@ export async function runCall(
       operationId: prepared.operationId,
       call: prepared.call,
     });
+    // The T1's answer may have come late (a network that held it): no effect past the lease.
+    context.ledger.checkEffectStart(prepared.operationId);
     const call = openCallContext(context.ledger, { operationId: prepared.operationId, signal, attempt: 1 });
     let settled: Settled;
     try {
