@@ -104,8 +104,8 @@ export class InvocationWriter implements EventSink {
   }
 
   /** The log's answer: an effect whose T1 just committed may start only under a live lease. */
-  mayStartEffect(): boolean {
-    return this.#log.mayStartEffect();
+  mayStartEffect(dispatch?: RuntimeEvent): boolean {
+    return this.#log.mayStartEffect(dispatch);
   }
 
   /** Commits `fact` (with the deferred facts before it) and resolves once it is durable. */

@@ -6,6 +6,7 @@ import {
   type Invocation,
   type LogScope,
   type RunBoundary,
+  type RuntimeEvent,
   ToolResult,
 } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
@@ -20,6 +21,7 @@ import { BatchRouter } from './batch-router.js';
 import { EventLogError } from './event-log-error.js';
 import { GroupCommit } from './group-commit.js';
 import { HostLease, type LeaseOptions } from './host-lease.js';
+import { sameOwner, type WriterStamp } from './invocation-owner.js';
 import {
   type InvocationOwnership,
   ownershipOf,
@@ -102,6 +104,8 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #db: Kysely<LogDatabase>;
   readonly #dialect: 'sqlite' | 'postgres';
   #lease: HostLease | undefined;
+  /** The stamp each run or effect was staged under, for `mayStartEffect`. */
+  readonly #stamps = new WeakMap<RuntimeEvent, WriterStamp>();
   readonly #queue: GroupCommit<PendingWrite>;
   readonly #limits: WriteLimits;
   readonly #router: BatchRouter;
@@ -206,6 +210,7 @@ export class EventLog implements EventSink, AsyncDisposable {
       );
     }
     const staged = stageWrite(write, this.#limits, lease?.stamp);
+    if (lease !== undefined && startsWork(write)) this.#stamps.set(write.event, lease.stamp);
     return takeover ? { ...staged, takeover } : staged;
   }
 
@@ -222,12 +227,18 @@ export class EventLog implements EventSink, AsyncDisposable {
   }
 
   /**
-   * Whether an effect whose T1 this log has just committed may start: always without a
-   * lease; with one, only while it stays surely live for a margin more (see
-   * `HostLease.mayStartEffect`). The `EventSink` side of the effect-start check.
+   * Whether the effect of `dispatch`, a T1 this log has just committed, may start:
+   * always without a lease; with one, only under the epoch it was written with, while the
+   * lease stays surely live for a margin more (see `HostLease.mayStartEffect`). The
+   * `EventSink` side of the effect-start check.
    */
-  mayStartEffect(): boolean {
-    return this.#lease === undefined || this.#lease.mayStartEffect();
+  mayStartEffect(dispatch?: RuntimeEvent): boolean {
+    const lease = this.#lease;
+    if (lease === undefined) return true;
+    // A lease lost and registered again since the T1 was staged owns none of it.
+    const stamp = dispatch === undefined ? undefined : this.#stamps.get(dispatch);
+    if (stamp !== undefined && !sameOwner(stamp, lease.stamp)) return false;
+    return lease.mayStartEffect();
   }
 
   /**

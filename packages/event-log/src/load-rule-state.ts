@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { OperationState } from './append-rules.js';
 import { needsClock } from './approval-rules.js';
 import { type HostLeaseState, type LeaseView, leaseOf } from './invocation-owner.js';
@@ -81,8 +81,6 @@ function* loadLeases(
   context: { readonly cache: RuleCache; readonly clock: CompiledQuery<{ now: number }> },
   batch: readonly StagedWrite[],
 ): Statements<LeaseView> {
-  const [clock] = yield* run(context.clock);
-  const now = Number(clock?.now);
   const owners = new Set<string>();
   for (const staged of batch) {
     const { event, takeover } = staged;
@@ -92,16 +90,28 @@ function* loadLeases(
     if (owner) owners.add(owner.hostId);
   }
   const hosts = new Map<string, HostLeaseState>();
-  if (owners.size > 0) {
-    const rows = yield* run(
-      builder
-        .selectFrom('hosts')
-        .select(['host_id', 'epoch', 'ttl_ms', 'renewed_at', 'expires_at'])
-        .where('host_id', 'in', [...owners])
-        .compile(),
-    );
-    for (const row of rows) hosts.set(row.host_id, leaseOf(row, now));
+  if (owners.size === 0) {
+    const [clock] = yield* run(context.clock);
+    return { now: Number(clock?.now), hosts };
   }
+  // The clock and the rows in one statement: on PostgreSQL each is a round trip taken
+  // while the chain's lock is held, and every T1 batch reads its writer's lease.
+  const rows = yield* run(
+    builder
+      .selectFrom(sql<{ now: number }>`(${sql.raw(context.clock.sql)})`.as('clock'))
+      .leftJoin('hosts', (join) => join.on('hosts.host_id', 'in', [...owners]))
+      .select([
+        'clock.now',
+        'hosts.host_id',
+        'hosts.epoch',
+        'hosts.ttl_ms',
+        'hosts.renewed_at',
+        'hosts.expires_at',
+      ])
+      .compile(),
+  );
+  const now = Number(rows[0]?.now);
+  for (const row of rows) if (row.host_id !== null) hosts.set(row.host_id, leaseOf(row, now));
   return { now, hosts };
 }
 

@@ -35,6 +35,31 @@ describe.each(testStores())('a writer’s own lease, checked in the T1’s trans
     await log.close();
   });
 
+  it('an effect whose T1 was written under an epoch since lost never starts, though the host registered again and may dispatch', async () => {
+    await using store = await stores.create();
+    const log = await EventLog.open(store.target);
+    const lease = await log.holdLease({ hostId: 'host-a', ttlMs: 60_000, renewEveryMs: 20_000 });
+    const at = invocation('-a');
+    await log.append(write(at, facts.opened()));
+    await log.append(write(at, facts.completed('s1', [{ id: 'c1' }])));
+    const t1 = write(at, facts.dispatched('s1:c1', provider));
+    await log.append(t1);
+    expect(log.mayStartEffect(t1.event)).toBe(true);
+    // The answer came late: meanwhile the lease expired and was registered again.
+    await store.raw(`update hosts set expires_at = renewed_at where host_id = 'host-a'`);
+    await lease.renew();
+    expect(lease.stamp.epoch).toBe(2);
+    expect(lease.canDispatch()).toBe(true);
+    expect(log.mayStartEffect(t1.event), 'the T1 belongs to the lost epoch').toBe(false);
+    const fresh = invocation('-b', 'other');
+    await log.append(write(fresh, facts.opened()));
+    await log.append(write(fresh, facts.completed('s1', [{ id: 'c9' }])));
+    const t1b = write(fresh, facts.dispatched('s1:c9', provider));
+    await log.append(t1b);
+    expect(log.mayStartEffect(t1b.event)).toBe(true);
+    await log.close();
+  });
+
   it('a lease row from the future is not trusted: nothing starts under it, and no live run is ended on its account', async () => {
     await using store = await stores.create();
     const log = await EventLog.open(store.target);
@@ -169,6 +194,32 @@ describe('partitions between a host and PostgreSQL', () => {
     expect((await survivor.prefix(bounds)).projectInvocation(at.invocationId).terminal).toBe('completed');
     await survivor.close();
     await stalled.close();
+  });
+
+  it('a store that answers slowly forever: writes fail as typed commit errors, the lease lapses locally, and all heals after', async () => {
+    await using store = await postgres!.create();
+    const url = (store.target as { postgres: string }).postgres;
+    const address = new URL(url);
+    await using proxy = await FaultProxy.start({ host: address.hostname, port: Number(address.port) });
+    const log = await EventLog.open({ postgres: proxy.rewrite(url) }, { transactionBoundMs: 200 });
+    const lease = await log.holdLease({ hostId: 'host-a', ttlMs: 1_000, renewEveryMs: 300 });
+    const at = invocation('-a');
+    await log.append(write(at, facts.opened()));
+    proxy.stall();
+    const late = await log.append(write(at, facts.completed('s1', [{ id: 'c1' }]))).then(
+      () => 'stored',
+      (error: unknown) => (CommitError.isInstance(error) ? error.outcome : 'untyped'),
+    );
+    expect(['rejected', 'outcome_unknown']).toContain(late);
+    expect(lease.canDispatch()).toBe(false);
+    expect(log.mayStartEffect()).toBe(false);
+    proxy.heal();
+    // The renewal that had no answer gave up: the next one re-registers the lapsed lease.
+    while (!lease.canDispatch()) await sleep(50);
+    const other = invocation('-b', 'other');
+    await log.append(write(other, facts.opened()));
+    expect(lease.status().lost).toBeGreaterThanOrEqual(1);
+    await log.close();
   });
 
   it('connections cut or terminated under running writes fail those writes with typed errors; the process lives and the pool heals', async () => {

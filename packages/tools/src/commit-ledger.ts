@@ -80,8 +80,8 @@ export class CommitLedger {
   }
 
   /** Whether the sink allows an effect to start now (see `EventSink.mayStartEffect`). */
-  mayStartEffect(): boolean {
-    return this.#sink.mayStartEffect?.() !== false;
+  mayStartEffect(dispatch?: RuntimeEvent): boolean {
+    return this.#sink.mayStartEffect?.(dispatch) !== false;
   }
 
   /**
@@ -90,8 +90,8 @@ export class CommitLedger {
    * its effect starts. The operation stays dispatched and unsettled — uncertain, for
    * recovery — and its effect never starts.
    */
-  checkEffectStart(operationId: string): void {
-    if (this.mayStartEffect()) return;
+  checkEffectStart(dispatch: RuntimeEvent, operationId: string): void {
+    if (this.mayStartEffect(dispatch)) return;
     const failure = new ToolError(
       'persistence',
       `the lease of this host may have lapsed by the time the T1 of operation ${operationId} was confirmed: its effect was not started, and the operation is left to recovery`,

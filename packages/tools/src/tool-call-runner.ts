@@ -91,13 +91,13 @@ export async function runCall(
   const release = await context.lock.acquire(entry.registration.semantics);
   try {
     if (signal.aborted) return await reject(context, prepared, { kind: 'cancelled' });
-    await context.ledger.commit({
+    const dispatch = await context.ledger.commit({
       kind: 'tool_dispatched',
       operationId: prepared.operationId,
       call: prepared.call,
     });
     // The T1's answer may have come late (a network that held it): no effect past the lease.
-    context.ledger.checkEffectStart(prepared.operationId);
+    context.ledger.checkEffectStart(dispatch, prepared.operationId);
     const call = openCallContext(context.ledger, { operationId: prepared.operationId, signal, attempt: 1 });
     let settled: Settled;
     try {

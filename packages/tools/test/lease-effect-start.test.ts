@@ -1,4 +1,4 @@
-import type { CommitReceipt, EventSink, EventWrite } from '@factum/agent-facts';
+import type { CommitReceipt, EventSink, EventWrite, RuntimeEvent } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -36,8 +36,8 @@ class LateAnswers implements EventSink {
     return receipt;
   }
 
-  mayStartEffect(): boolean {
-    return this.log.mayStartEffect();
+  mayStartEffect(dispatch?: RuntimeEvent): boolean {
+    return this.log.mayStartEffect(dispatch);
   }
 }
 
