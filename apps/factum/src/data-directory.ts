@@ -9,7 +9,8 @@ import {
   readFileSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { type DirectoryFs, makeDurableDirectory, syncNewEntry } from '@factum/event-log';
+import type { DirectoryFs } from '@factum/event-log';
+import { appDirectoryFs, makeDurableDirectory } from './durable-directory.js';
 
 /** The log's file in a data directory. */
 export const LOG_FILE = 'events.sqlite';
@@ -28,13 +29,14 @@ export function prepareDataDirectory(
 ): void {
   const existed = existsSync(dataDir);
   // Each level made is fsynced into its parent: a power cut never takes the directory.
-  makeDurableDirectory(dataDir, { mode: 0o700, ...(options.fs ? { fs: options.fs } : {}) });
+  const fs = options.fs ?? appDirectoryFs;
+  makeDurableDirectory(dataDir, 0o700, fs);
   chmodSync(dataDir, 0o700);
   // Without a SQLite log (a server on PostgreSQL keeps only its token here) no log file is made.
   const logFile = join(dataDir, LOG_FILE);
   if (options.log !== false && !existsSync(logFile)) {
     closeSync(openSync(logFile, 'a', 0o600));
-    syncNewEntry(dataDir, options.fs);
+    fs.fsyncDirectory(resolve(dataDir));
   }
   for (const name of readdirSync(dataDir)) {
     const path = join(dataDir, name);
