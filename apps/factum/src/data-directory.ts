@@ -4,12 +4,13 @@ import {
   closeSync,
   existsSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { DirectoryFs } from '@factum/event-log';
+import { appDirectoryFs, makeDurableDirectory } from './durable-directory.js';
 
 /** The log's file in a data directory. */
 export const LOG_FILE = 'events.sqlite';
@@ -19,14 +20,24 @@ export const LOG_FILE = 'events.sqlite';
  * it 0600 (a looser one left by an older version is tightened). The log file is
  * created 0600 first because SQLite gives its `-wal` and `-shm` files the log file's
  * mode. When this creates the directory inside a git work tree, the directory is added
- * to the `.gitignore` beside it, so transcripts are never committed by accident.
+ * to the `.gitignore` beside it, so transcripts are never committed by accident. Every
+ * directory it creates, and the log file, is fsynced into its parent.
  */
-export function prepareDataDirectory(dataDir: string, options: { readonly log?: boolean } = {}): void {
+export function prepareDataDirectory(
+  dataDir: string,
+  options: { readonly log?: boolean; readonly fs?: DirectoryFs } = {},
+): void {
   const existed = existsSync(dataDir);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Each level made is fsynced into its parent: a power cut never takes the directory.
+  const fs = options.fs ?? appDirectoryFs;
+  makeDurableDirectory(dataDir, 0o700, fs);
   chmodSync(dataDir, 0o700);
   // Without a SQLite log (a server on PostgreSQL keeps only its token here) no log file is made.
-  if (options.log !== false) closeSync(openSync(join(dataDir, LOG_FILE), 'a', 0o600));
+  const logFile = join(dataDir, LOG_FILE);
+  if (options.log !== false && !existsSync(logFile)) {
+    closeSync(openSync(logFile, 'a', 0o600));
+    fs.fsyncDirectory(resolve(dataDir));
+  }
   for (const name of readdirSync(dataDir)) {
     const path = join(dataDir, name);
     const info = lstatSync(path);

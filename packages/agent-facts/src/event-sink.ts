@@ -1,4 +1,5 @@
 import type { EventWrite } from './event-write.js';
+import type { RuntimeEvent } from './runtime-event.js';
 
 /** What a durable commit returns: where the event stands in the log and its chain digest. */
 export type CommitReceipt = {
@@ -23,4 +24,17 @@ export interface EventSink {
    * without it commits such writes one by one.
    */
   defer?(write: EventWrite): void;
+  /**
+   * Optional: whether the effect of `dispatch`, a T1 this sink has just committed, may
+   * start now — false once the writer may no longer own what it dispatched (the lease it
+   * wrote under was lost, or may lapse within a margin). Asked after every T1 resolves; a
+   * sink without it always allows.
+   */
+  mayStartEffect?(dispatch?: RuntimeEvent): boolean;
+  /**
+   * Optional: the store's clock now, in milliseconds since the epoch. Deadlines the
+   * store judges by its own clock (an approval's `expiresAt`) are computed from it, so a
+   * host whose clock is off writes none already past. A sink without it: the host's.
+   */
+  databaseNow?(): Promise<number>;
 }

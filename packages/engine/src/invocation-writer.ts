@@ -98,6 +98,16 @@ export class InvocationWriter implements EventSink {
     this.#unwaited.push(commit!);
   }
 
+  /** The log's clock: deadlines the log judges (approvals) are counted from it. */
+  databaseNow(): Promise<number> {
+    return this.#log.databaseNow();
+  }
+
+  /** The log's answer: an effect whose T1 just committed may start only under a live lease. */
+  mayStartEffect(dispatch?: RuntimeEvent): boolean {
+    return this.#log.mayStartEffect(dispatch);
+  }
+
   /** Commits `fact` (with the deferred facts before it) and resolves once it is durable. */
   async write(fact: Fact): Promise<number> {
     return (await this.commit(this.#plain(fact))).sequence;

@@ -10,6 +10,7 @@ import {
 import { checkOwner, type FencedWrite } from './fencing-rule.js';
 import type { InvocationOwner, LeaseView } from './invocation-owner.js';
 import { RuleRefusal } from './rule-refusal.js';
+import { checkWriterLease } from './writer-lease-rule.js';
 
 /** What the rules need to know about an invocation. */
 export type InvocationState = {
@@ -100,6 +101,7 @@ export function checkWrite(
 ): RuleEffects {
   const { invocation, fact } = write.event;
   const { sessionId, invocationId } = invocation;
+  checkWriterLease(write, leases);
   const known = state.invocation(sessionId, invocationId);
   if (fact.kind === 'invocation_opened') {
     const opened = checkOpen(invocation, known, state.session(sessionId));

@@ -20,6 +20,7 @@ import type { RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
 import type { BatchInfo, BatchResult, Committer, StagedWrite, WriteOutcome } from './staged-write.js';
 import { writeRuleEffects } from './write-rule-effects.js';
+import { startsLeasedWork } from './writer-lease-rule.js';
 
 /** What a batch commit needs beside the connection. */
 export type BatchContext = {
@@ -116,13 +117,31 @@ async function commitAsync(
       );
     }
   } catch (cause) {
-    return failed(context, progress, cause);
+    return failed(context, progress, cause, batch);
   }
   return committed(context, run);
 }
 
-function failed(context: BatchContext, progress: BatchProgress, cause: unknown): BatchResult {
+function failed(
+  context: BatchContext,
+  progress: BatchProgress,
+  cause: unknown,
+  batch?: readonly StagedWrite[],
+): BatchResult {
   context.cache.reset();
+  if (batch !== undefined && !progress.committing && context.dialect.lapsedAtCommit?.(cause)) {
+    // The lease guard failed the transaction: nothing of it was kept, and every write of
+    // the batch — all this log's, under the one lease — is refused as such.
+    const refused = {
+      code: 'lease_expired' as const,
+      message: `the writer's lease expired before the batch reached COMMIT by the database's clock: nothing of it was written`,
+    };
+    const outcomes = batch.map((_, index) => {
+      const outcome = progress.outcomes[index];
+      return outcome !== undefined && 'refused' in outcome ? outcome : { refused };
+    });
+    return { kind: 'failed', committing: false, cause, outcomes };
+  }
   return { kind: 'failed', committing: progress.committing, cause, outcomes: progress.outcomes };
 }
 
@@ -160,6 +179,11 @@ function* batchSteps(
       eventIds: accepted.map((entry) => entry.row.event_id),
       committer,
     });
+    const guarded =
+      dialect.leaseGuard &&
+      batch.find((staged, index) => startsLeasedWork(staged) && 'stored' in (progress.outcomes[index] ?? {}))
+        ?.writer;
+    if (guarded) yield dialect.leaseGuard!(guarded);
     progress.committing = true;
     yield dialect.commit;
   } catch (error) {

@@ -10,6 +10,7 @@ const marker = Symbol.for('@factum/event-log-error');
  * - `result_missing`: a tool result the log should hold is not there.
  * - `closed`: the log was closed.
  * - `lease_held`: `holdLease` was called on a log that already holds one.
+ * - `store_unreachable`: the store did not answer in time, or the connection was lost.
  */
 export class EventLogError extends FactumError {
   override readonly code:
@@ -18,7 +19,8 @@ export class EventLogError extends FactumError {
     | 'result_missing'
     | 'closed'
     | 'open_failed'
-    | 'lease_held';
+    | 'lease_held'
+    | 'store_unreachable';
   readonly sequence: number | undefined;
   readonly [marker] = true;
 

@@ -6,6 +6,7 @@ import {
   type Invocation,
   type LogScope,
   type RunBoundary,
+  type RuntimeEvent,
   ToolResult,
 } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
@@ -20,6 +21,7 @@ import { BatchRouter } from './batch-router.js';
 import { EventLogError } from './event-log-error.js';
 import { GroupCommit } from './group-commit.js';
 import { HostLease, type LeaseOptions } from './host-lease.js';
+import { sameOwner, type WriterStamp } from './invocation-owner.js';
 import {
   type InvocationOwnership,
   ownershipOf,
@@ -27,6 +29,7 @@ import {
   unfinishedWithOwners,
 } from './invocation-ownership.js';
 import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
+import { databaseNow } from './lease-queries.js';
 import type { LogPrefix } from './log-prefix.js';
 import {
   operationSessions,
@@ -53,6 +56,13 @@ export type LogTarget = string | { readonly postgres: string };
 
 /** Options of `EventLog.open`. */
 export type EventLogOptions = {
+  /**
+   * PostgreSQL: how long a connection of the log may sit idle inside a transaction
+   * before the server ends it (default 6000 ms: above the default code cell deadline of 5 s, under the default lease TTL of 10 s), freeing the chain's lock a stalled host
+   * held. Keep it well under the lease's time-to-live, and above the longest the event
+   * loop is ever blocked (a code cell's deadline).
+   */
+  readonly transactionBoundMs?: number;
   /** Writes per group commit at most (default 256). */
   readonly maxBatch?: number;
   /** Canonical size of one event at most (default 1 MiB). */
@@ -94,6 +104,8 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #db: Kysely<LogDatabase>;
   readonly #dialect: 'sqlite' | 'postgres';
   #lease: HostLease | undefined;
+  /** The stamp each run or effect was staged under, for `mayStartEffect`. */
+  readonly #stamps = new WeakMap<RuntimeEvent, WriterStamp>();
   readonly #queue: GroupCommit<PendingWrite>;
   readonly #limits: WriteLimits;
   readonly #router: BatchRouter;
@@ -116,7 +128,10 @@ export class EventLog implements EventSink, AsyncDisposable {
     const store =
       typeof target === 'string'
         ? openSqlite(target)
-        : await (await import('./open-postgres.js')).openPostgres(target.postgres);
+        : await (await import('./open-postgres.js')).openPostgres(
+            target.postgres,
+            options.transactionBoundMs,
+          );
     try {
       await migrateToLatest(store.db, store.dialect.name);
     } catch (error) {
@@ -195,6 +210,7 @@ export class EventLog implements EventSink, AsyncDisposable {
       );
     }
     const staged = stageWrite(write, this.#limits, lease?.stamp);
+    if (lease !== undefined && startsWork(write)) this.#stamps.set(write.event, lease.stamp);
     return takeover ? { ...staged, takeover } : staged;
   }
 
@@ -208,6 +224,31 @@ export class EventLog implements EventSink, AsyncDisposable {
     if (this.#closed) throw new EventLogError('closed', 'the event log is closed');
     this.#lease = await HostLease.hold({ db: this.#db, dialect: this.#dialect }, options);
     return this.#lease;
+  }
+
+  /**
+   * Whether the effect of `dispatch`, a T1 this log has just committed, may start:
+   * always without a lease; with one, only under the epoch it was written with, while the
+   * lease stays surely live for a margin more (see `HostLease.mayStartEffect`). The
+   * `EventSink` side of the effect-start check.
+   */
+  mayStartEffect(dispatch?: RuntimeEvent): boolean {
+    const lease = this.#lease;
+    if (lease === undefined) return true;
+    // A lease lost and registered again since the T1 was staged owns none of it.
+    const stamp = dispatch === undefined ? undefined : this.#stamps.get(dispatch);
+    if (stamp !== undefined && !sameOwner(stamp, lease.stamp)) return false;
+    return lease.mayStartEffect();
+  }
+
+  /**
+   * The database's clock now, in milliseconds since the epoch: deadlines the log
+   * compares with its own clock (an approval's `expiresAt`) are computed from it, never
+   * from the host's.
+   */
+  async databaseNow(): Promise<number> {
+    if (this.#closed) throw new EventLogError('closed', 'the event log is closed');
+    return databaseNow(this.#db, this.#dialect);
   }
 
   /** The lease this log holds, if any. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
+import { EventLogError } from './event-log-error.js';
 import { checkHostId, type WriterStamp } from './invocation-owner.js';
 import { registerHost, releaseLease, renewLease } from './lease-queries.js';
 import type { LogDatabase } from './log-schema.js';
@@ -93,9 +94,21 @@ export class HostLease {
     return { ...this.stamp, canDispatch: this.canDispatch(), lost: this.#lost };
   }
 
-  /** True while the lease is surely live: only then may a new effect or run start. */
-  canDispatch(): boolean {
-    return !this.#closed && this.#clock.now() < this.#deadline;
+  /**
+   * True while the lease is surely live — for `marginMs` more at least: only then may a
+   * new effect or run start.
+   */
+  canDispatch(marginMs = 0): boolean {
+    return !this.#closed && this.#clock.now() + marginMs < this.#deadline;
+  }
+
+  /**
+   * Whether an effect whose T1 has just committed may start: the lease must stay surely
+   * live for a tenth of its time-to-live more. A T1 whose answer the network held past
+   * the lease finds it lapsed here, and the effect does not start.
+   */
+  mayStartEffect(): boolean {
+    return this.canDispatch(this.#ttlMs / 10);
   }
 
   /** Renews now (the background timer does it on its own); re-registers a lost lease. */
@@ -131,7 +144,10 @@ export class HostLease {
   async #renewOnce(): Promise<void> {
     if (this.#closed) return;
     const sent = this.#clock.now();
-    const renewed = await renewLease(this.#store.db, this.#store.dialect, this.stamp, this.#ttlMs);
+    const renewed = await withinTtl(
+      renewLease(this.#store.db, this.#store.dialect, this.stamp, this.#ttlMs),
+      this.#ttlMs,
+    );
     if (this.#closed) return;
     if (renewed !== undefined) {
       this.#deadline = sent + (this.#ttlMs * 4) / 5;
@@ -155,4 +171,20 @@ export class HostLease {
     }, this.#renewEveryMs);
     this.#timer.unref();
   }
+}
+
+/**
+ * `work`, or a rejection once `ms` have passed: a store that answers slowly forever
+ * must not hold the renewal, and with it every later one, after the connection heals.
+ */
+function withinTtl<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new EventLogError('store_unreachable', `the lease renewal had no answer within ${ms} ms`)),
+      ms,
+    );
+  });
+  work.catch(() => undefined);
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

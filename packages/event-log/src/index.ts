@@ -1,6 +1,12 @@
 export type { AppendRefusal } from './append-refused-error.js';
 export { AppendRefusedError } from './append-refused-error.js';
 export type { InvocationApproval, PendingApproval, RecordedDecision } from './approval-queries.js';
+export {
+  type DirectoryFs,
+  makeDurableDirectory,
+  nodeDirectoryFs,
+  syncNewEntry,
+} from './durable-directory.js';
 export type { EventLogOptions, LogTarget, RunSource } from './event-log.js';
 export { EventLog } from './event-log.js';
 export { EventLogError } from './event-log-error.js';

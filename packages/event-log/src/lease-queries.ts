@@ -12,6 +12,18 @@ function now(dialect: Dialect): RawBuilder<number> {
     : sql<number>`(extract(epoch from statement_timestamp()) * 1000)::bigint`;
 }
 
+/** Reads the database's clock (see `now`), in milliseconds since the epoch. */
+export async function databaseNow(db: Kysely<LogDatabase>, dialect: Dialect): Promise<number> {
+  try {
+    const clock = await sql<{ now: number }>`select ${now(dialect)} as now`.execute(db);
+    return Number(clock.rows[0]?.now);
+  } catch (error) {
+    throw new EventLogError('store_unreachable', `cannot read the database's clock: ${String(error)}`, {
+      cause: error,
+    });
+  }
+}
+
 /** What a host says about itself when it registers. */
 export type HostInfo = {
   readonly hostId: string;

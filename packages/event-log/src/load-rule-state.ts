@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { OperationState } from './append-rules.js';
 import { needsClock } from './approval-rules.js';
 import { type HostLeaseState, type LeaseView, leaseOf } from './invocation-owner.js';
@@ -6,6 +6,7 @@ import { run, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
 import type { StagedWrite } from './staged-write.js';
+import { startsLeasedWork } from './writer-lease-rule.js';
 
 /**
  * Reads into the cache whatever the batch's rules need and the cache lacks: the chain
@@ -53,7 +54,10 @@ export function* loadRuleState(
   yield* loadOperations(builder, cache, [...operations.values()]);
   yield* loadAttempts(builder, cache, batch);
   // An expiry is checked against the same clock, read in the same transaction.
-  if (!batch.some((staged) => staged.takeover || needsClock(staged.event.fact))) return undefined;
+  // So is a writer's own lease, for a write that starts a run or an effect.
+  if (!batch.some((staged) => staged.takeover || needsClock(staged.event.fact) || startsLeasedWork(staged))) {
+    return undefined;
+  }
   return yield* loadLeases(builder, context, batch);
 }
 
@@ -66,6 +70,7 @@ export function ruleStateCached(cache: RuleCache, staged: StagedWrite): boolean 
   const { event } = staged;
   const { sessionId, invocationId } = event.invocation;
   if (staged.takeover || needsClock(event.fact) || event.fact.kind === 'tool_redispatched') return false;
+  if (startsLeasedWork(staged)) return false;
   if (cache.head === undefined || !cache.sessions.has(sessionId)) return false;
   if (!cache.invocations.has(RuleCache.key(sessionId, invocationId))) return false;
   return operationIdsOf(event.fact).every((id) => cache.operations.has(RuleCache.key(sessionId, id)));
@@ -76,25 +81,37 @@ function* loadLeases(
   context: { readonly cache: RuleCache; readonly clock: CompiledQuery<{ now: number }> },
   batch: readonly StagedWrite[],
 ): Statements<LeaseView> {
-  const [clock] = yield* run(context.clock);
-  const now = Number(clock?.now);
   const owners = new Set<string>();
-  for (const { event, takeover } of batch) {
+  for (const staged of batch) {
+    const { event, takeover } = staged;
+    if (startsLeasedWork(staged)) owners.add(staged.writer!.hostId);
     if (!takeover) continue;
     const owner = context.cache.invocation(event.invocation.sessionId, event.invocation.invocationId)?.owner;
     if (owner) owners.add(owner.hostId);
   }
   const hosts = new Map<string, HostLeaseState>();
-  if (owners.size > 0) {
-    const rows = yield* run(
-      builder
-        .selectFrom('hosts')
-        .select(['host_id', 'epoch', 'ttl_ms', 'renewed_at', 'expires_at'])
-        .where('host_id', 'in', [...owners])
-        .compile(),
-    );
-    for (const row of rows) hosts.set(row.host_id, leaseOf(row, now));
+  if (owners.size === 0) {
+    const [clock] = yield* run(context.clock);
+    return { now: Number(clock?.now), hosts };
   }
+  // The clock and the rows in one statement: on PostgreSQL each is a round trip taken
+  // while the chain's lock is held, and every T1 batch reads its writer's lease.
+  const rows = yield* run(
+    builder
+      .selectFrom(sql<{ now: number }>`(${sql.raw(context.clock.sql)})`.as('clock'))
+      .leftJoin('hosts', (join) => join.on('hosts.host_id', 'in', [...owners]))
+      .select([
+        'clock.now',
+        'hosts.host_id',
+        'hosts.epoch',
+        'hosts.ttl_ms',
+        'hosts.renewed_at',
+        'hosts.expires_at',
+      ])
+      .compile(),
+  );
+  const now = Number(rows[0]?.now);
+  for (const row of rows) if (row.host_id !== null) hosts.set(row.host_id, leaseOf(row, now));
   return { now, hosts };
 }
 

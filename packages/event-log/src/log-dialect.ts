@@ -1,4 +1,6 @@
 import { CompiledQuery } from 'kysely';
+import type { WriterStamp } from './invocation-owner.js';
+import { postgresLeaseGuard } from './lease-guard.js';
 import type { RuleCache } from './rule-cache.js';
 
 /**
@@ -80,6 +82,14 @@ export interface LogDialect {
   refusedAtCommit(error: unknown): boolean;
   /** Whether a statement failed on the unique index of event ids (a repeated id). */
   repeatsEventId(error: unknown): boolean;
+  /**
+   * A statement sent in the same message as `COMMIT` that fails the transaction unless
+   * `writer`'s lease is still live by the database's clock when the message arrives
+   * (see `leaseGuard`); absent where nothing can come between the rules and `COMMIT`.
+   */
+  readonly leaseGuard?: (writer: WriterStamp) => CompiledQuery;
+  /** Whether a transaction failed on its `leaseGuard`. */
+  readonly lapsedAtCommit?: (error: unknown) => boolean;
 }
 
 function field(error: unknown, name: string): unknown {
@@ -158,10 +168,15 @@ export const postgresDialect: LogDialect = {
     }
     cache.head = head;
   },
+  // The server ending a transaction whose client went quiet (25P03, see
+  // `connectionSettings`) rolled it back: nothing of it was kept.
   refusedAtCommit: (error) =>
-    field(error, 'severity') === 'ERROR' && typeof field(error, 'code') === 'string',
+    (field(error, 'severity') === 'ERROR' && typeof field(error, 'code') === 'string') ||
+    field(error, 'code') === '25P03',
   repeatsEventId: (error) =>
     field(error, 'code') === '23505' && field(error, 'constraint') === 'events_event_id_key',
+  leaseGuard: postgresLeaseGuard,
+  lapsedAtCommit: (error) => field(error, 'code') === '22012',
 };
 
 function integer(value: number): string {

@@ -4,6 +4,12 @@ import { EventLogError } from './event-log-error.js';
 import { postgresDialect, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import type { OpenDatabase } from './open-database.js';
+import {
+  connectionSettings,
+  DEFAULT_TRANSACTION_BOUND_MS,
+  hearClientErrors,
+  withinBound,
+} from './postgres-connection.js';
 import { runPipelined } from './postgres-pipeline.js';
 
 const INT8 = 20;
@@ -12,10 +18,14 @@ const INT8 = 20;
  * Opens a log on PostgreSQL. Several processes on several hosts may open the same
  * database: the chain's single writer position is a transaction-scoped advisory lock,
  * and uniqueness (dispatches, live invocations) is enforced by the tables' keys.
- * `bigint` columns come back as numbers: sequences stay far below 2^53.
+ * `bigint` columns come back as numbers: sequences stay far below 2^53. No transaction
+ * of the log stays open across a client that went quiet for `transactionBoundMs`.
  */
-export async function openPostgres(url: string): Promise<OpenDatabase> {
-  let pool = poolOf(url, false);
+export async function openPostgres(
+  url: string,
+  transactionBoundMs = DEFAULT_TRANSACTION_BOUND_MS,
+): Promise<OpenDatabase> {
+  let pool = poolOf(url, false, transactionBoundMs);
   try {
     const setting = (
       await pool.query<{ value: string }>(`select current_setting('synchronous_commit') as value`)
@@ -25,7 +35,7 @@ export async function openPostgres(url: string): Promise<OpenDatabase> {
     // default instead. Every other value waits for at least the local flush, and stands.
     if (setting === 'off') {
       await pool.end();
-      pool = poolOf(url, true);
+      pool = poolOf(url, true, transactionBoundMs);
       await pool.query('select 1');
     }
   } catch (error) {
@@ -37,16 +47,19 @@ export async function openPostgres(url: string): Promise<OpenDatabase> {
   return {
     db: new Kysely<LogDatabase>({ dialect: new PostgresDialect({ pool }) }),
     dialect: postgresDialect,
-    transact: (steps) => transact(pool, steps),
+    transact: (steps) => transact(pool, steps, transactionBoundMs * 10),
   };
 }
 
-/** The log's connections; `durableCommits` makes each one say `synchronous_commit=on`. */
-function poolOf(url: string, durableCommits: boolean): pg.Pool {
+/**
+ * The log's connections, bounded in time (see `connectionSettings`); `durableCommits`
+ * makes each one say `synchronous_commit=on`.
+ */
+function poolOf(url: string, durableCommits: boolean, boundMs: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: 4,
-    ...(durableCommits ? { options: '-c synchronous_commit=on' } : {}),
+    ...connectionSettings(boundMs, durableCommits),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -56,6 +69,7 @@ function poolOf(url: string, durableCommits: boolean): pg.Pool {
   // is emitted on the pool; unheard, it would crash the process. The pool drops that
   // connection, and the next statement opens another or fails as a typed commit error.
   pool.on('error', () => undefined);
+  hearClientErrors(pool);
   return pool;
 }
 
@@ -64,10 +78,10 @@ function poolOf(url: string, durableCommits: boolean): pg.Pool {
  * (see `runPipelined`). A connection whose transaction failed is closed rather than
  * reused: it may be mid-transaction or broken.
  */
-async function transact<T>(pool: pg.Pool, steps: Statements<T>): Promise<T> {
+async function transact<T>(pool: pg.Pool, steps: Statements<T>, boundMs: number): Promise<T> {
   const client = await pool.connect();
   try {
-    const result = await runPipelined(steps, client);
+    const result = await withinBound(client, boundMs, runPipelined(steps, client));
     client.release();
     return result;
   } catch (error) {

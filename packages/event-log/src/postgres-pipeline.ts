@@ -1,5 +1,6 @@
 import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
+import { HELD_WITH_COMMIT } from './lease-guard.js';
 import type { Statements } from './log-dialect.js';
 
 /** Past this much parameter text a write is sent on its own, with bound parameters. */
@@ -19,7 +20,8 @@ const maxInlineChars = 1 << 20;
  * `ROLLBACK` drops what was held back: none of it was sent. A write with large
  * parameters (a big tool result) goes alone with bound parameters, after what was held.
  * The caller's generator sees every write as done at once; an error of a held write
- * surfaces at the statement it was sent with.
+ * surfaces at the statement it was sent with. A statement marked `HELD_WITH_COMMIT` (the
+ * lease guard) is held like a write.
  */
 export async function runPipelined<T>(steps: Statements<T>, client: pg.PoolClient): Promise<T> {
   const held: string[] = [];
@@ -61,6 +63,7 @@ async function execute(client: pg.PoolClient, text: string, values: readonly unk
 }
 
 function isWrite(query: CompiledQuery): boolean {
+  if (query.sql.startsWith(HELD_WITH_COMMIT)) return true;
   return /^\s*(insert|update|delete)\s/i.test(query.sql) && !/\breturning\b/i.test(query.sql);
 }
 

@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+import { makeDurableDirectory, syncNewEntry } from './durable-directory.js';
 import type { SyncQueryRun } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 
@@ -9,14 +10,16 @@ import type { LogDatabase } from './log-schema.js';
 export type SqliteConnection = { db: Kysely<LogDatabase>; direct: SyncQueryRun; wal: boolean };
 
 /**
- * One connection to a SQLite log file (created if needed) in WAL mode with
+ * One connection to a SQLite log file (created if needed, with its directories, each
+ * fsynced into its parent — see `makeDurableDirectory`) in WAL mode with
  * `synchronous=FULL` (and `fullfsync`, for macOS): `COMMIT` returns only once the WAL
  * frames are on disk, and other connections see a commit only after that. `wal` is false for an in-memory log.
  * `direct` runs a compiled statement on the handle with none of Kysely's executor
  * around it: a batch's statements cost a few microseconds each that way.
  */
 export function connectSqlite(path: string): SqliteConnection {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const fresh = path !== ':memory:' && !existsSync(path);
+  if (path !== ':memory:') makeDurableDirectory(dirname(path));
   const database = new Database(path);
   // First, so that switching a brand-new file to WAL, which needs a moment of exclusive
   // access, waits for another process opening the same file instead of failing.
@@ -26,6 +29,8 @@ export function connectSqlite(path: string): SqliteConnection {
   // On macOS a plain fsync leaves the data in the drive's cache, where a power cut loses
   // it: F_FULLFSYNC flushes the drive too. Elsewhere SQLite ignores the setting.
   database.pragma('fullfsync = ON');
+  // A new file's entry in its directory is durable only once the directory is fsynced.
+  if (fresh) syncNewEntry(dirname(path));
   const prepared = withStatementCache(database);
   const db = new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: prepared }) });
   // Parameters go as arguments: better-sqlite3 binds them faster than one array

@@ -94,3 +94,5 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
     await client.end();
   }
 }
+
+export { FaultProxy, type ProxyMode } from './fault-proxy.js';

@@ -185,7 +185,7 @@ describe.each(testStores())('host leases on $name', (stores) => {
     await b.close();
   });
 
-  it('registrations of one host id at once each get their own epoch, and only the last one is live', async () => {
+  it('registrations of one host id at once each get their own epoch, and only the last one is live and may start a run', async () => {
     await using store = await stores.create();
     await (await EventLog.open(store.target)).close();
     const logs = await Promise.all(Array.from({ length: 6 }, () => EventLog.open(store.target)));
@@ -196,8 +196,12 @@ describe.each(testStores())('host leases on $name', (stores) => {
     expect(epochs).toEqual([1, 2, 3, 4, 5, 6]);
     const last = logs.find((log) => log.lease!.stamp.epoch === 6)!;
     const first = logs.find((log) => log.lease!.stamp.epoch === 1)!;
-    await first.append(write(invocation('-1'), facts.opened()));
-    expect((await last.unfinishedOwnership())[0]!.ownership.lease).toBe('expired');
+    // The superseded epoch starts nothing: its lease is not the row's, by the database.
+    await expect(first.append(write(invocation('-1'), facts.opened()))).rejects.toMatchObject({
+      code: 'lease_expired',
+    });
+    await last.append(write(invocation('-6'), facts.opened()));
+    expect((await last.unfinishedOwnership())[0]!.ownership.lease).toBe('live');
     await Promise.all(logs.map((log) => log.close()));
   });
 });

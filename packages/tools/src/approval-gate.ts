@@ -70,7 +70,8 @@ export function approvalReason(
  * Records `approval_requested` for a call instead of dispatching it: the exact input,
  * its digest and the reason. Nothing runs. Nobody outside can act on the request before
  * the run parks, so it rides with the run's next waited-for commit (the step's next
- * call or the parking end) when the sink allows it.
+ * call or the parking end) when the sink allows it. Its deadline is counted from the
+ * log's clock, by which the log expires it.
  */
 export async function requestApproval(
   context: RunContext,
@@ -79,12 +80,14 @@ export async function requestApproval(
   policy: ApprovalPolicy,
 ): Promise<void> {
   const ttl = prepared.entry?.registration.approvalTtlMs ?? policy.approvalTtlMs;
+  // The log expires approvals by its own clock: the deadline is counted from it.
+  const now = ttl === undefined ? 0 : await context.ledger.databaseNow();
   await context.ledger.defer({
     kind: 'approval_requested',
     operationId: prepared.operationId,
     call: prepared.call,
     inputDigest: approvalInputDigest(prepared.call.input),
     reason,
-    ...(ttl === undefined ? {} : { expiresAt: new Date(Date.now() + ttl).toISOString() }),
+    ...(ttl === undefined ? {} : { expiresAt: new Date(now + ttl).toISOString() }),
   });
 }

@@ -64,6 +64,42 @@ export class CommitLedger {
     return event;
   }
 
+  /**
+   * The store's clock (see `EventSink.databaseNow`), or the host's for a sink without
+   * one; a store that cannot say is a `ToolError('persistence')`.
+   */
+  async databaseNow(): Promise<number> {
+    if (this.#sink.databaseNow === undefined) return Date.now();
+    try {
+      return await this.#sink.databaseNow();
+    } catch (error) {
+      throw new ToolError('persistence', `cannot read the log's clock for a deadline: ${String(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Whether the sink allows an effect to start now (see `EventSink.mayStartEffect`). */
+  mayStartEffect(dispatch?: RuntimeEvent): boolean {
+    return this.#sink.mayStartEffect?.(dispatch) !== false;
+  }
+
+  /**
+   * Throws, and remembers, a `ToolError('persistence')` unless the sink allows an effect
+   * to start now (see `EventSink.mayStartEffect`): asked after a T1 resolved and before
+   * its effect starts. The operation stays dispatched and unsettled — uncertain, for
+   * recovery — and its effect never starts.
+   */
+  checkEffectStart(dispatch: RuntimeEvent, operationId: string): void {
+    if (this.mayStartEffect(dispatch)) return;
+    const failure = new ToolError(
+      'persistence',
+      `the lease of this host may have lapsed by the time the T1 of operation ${operationId} was confirmed: its effect was not started, and the operation is left to recovery`,
+    );
+    this.#failures.push(failure);
+    throw failure;
+  }
+
   /** Runs `work` as a tracked call: shutdown waits for it. */
   track<T>(work: Promise<T>): Promise<T> {
     this.#inFlight.add(work);

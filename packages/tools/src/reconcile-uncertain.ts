@@ -138,6 +138,9 @@ async function reconcileOne(
       work.ledger.commit({ kind: 'tool_redispatched', operationId, attempt, reason }),
     );
     if (taken !== undefined) return taken;
+    if (!work.ledger.mayStartEffect()) {
+      return report('left_uncertain', 'the lease lapsed before the re-run could start', attempt);
+    }
   }
   const call = openCallContext(work.ledger, { operationId, signal: work.signal, attempt });
   let found: ReconcileDecision | { kind: 'settled'; decision: ReconciliationDecision; result?: ToolResult };

@@ -92,12 +92,14 @@ export async function runCall(
   try {
     if (signal.aborted) return await reject(context, prepared, { kind: 'cancelled' });
     const { source } = entry.registration;
-    await context.ledger.commit({
+    const dispatch = await context.ledger.commit({
       kind: 'tool_dispatched',
       operationId: prepared.operationId,
       call: prepared.call,
       ...(source === undefined ? {} : { source }),
     });
+    // The T1's answer may have come late (a network that held it): no effect past the lease.
+    context.ledger.checkEffectStart(dispatch, prepared.operationId);
     const call = openCallContext(context.ledger, { operationId: prepared.operationId, signal, attempt: 1 });
     let settled: Settled;
     try {

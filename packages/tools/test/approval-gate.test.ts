@@ -1,7 +1,7 @@
 import type { ModelToolCall } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ApprovalRequested,
   approvalInputDigest,
@@ -109,6 +109,26 @@ describe('a call that needs approval', () => {
       Date.now(),
     );
     expect(facts.some((fact) => fact.kind === 'tool_dispatched')).toBe(false);
+  });
+
+  it('a host whose clock is an hour behind counts the deadline from the log’s clock, never writing one already past', async () => {
+    const tool = new RecordingTool(log, 'send');
+    const call = { id: 'call-1', name: 'send', input: { to: 'all' } };
+    const { run, step } = await stepOf(tool, [call], 60_000);
+    const truth = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(truth - 3_600_000);
+      await expect(step.invoke(call)).rejects.toSatisfy(ApprovalRequested.isInstance);
+    } finally {
+      vi.useRealTimers();
+    }
+    await run.shutdown();
+    const facts = (await log.prefix(wide)).events.map(({ event }) => event.fact);
+    const requested = facts.find((fact) => fact.kind === 'approval_requested');
+    const deadline = requested?.kind === 'approval_requested' ? Date.parse(requested.expiresAt!) : 0;
+    expect(deadline).toBeGreaterThan(truth);
+    expect(deadline).toBeLessThanOrEqual(Date.now() + 60_000);
   });
 
   it('an invalid input is rejected as such before any approval is asked for', async () => {

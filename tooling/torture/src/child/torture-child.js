@@ -69,6 +69,8 @@ const kill = new KillSwitch(config.plan);
 const providers = await Promise.all(config.sessions.map((session) => listen(session.port)));
 if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opening: true })}\n`);
 const log = await EventLog.open(config.log, {
+  // On PostgreSQL, a stalled transaction frees the chain's lock well within a host's TTL.
+  ...(config.host === undefined ? {} : { transactionBoundMs: 1_000 }),
   hooks: {
     batchStarted: () => kill.hook('batchStarted'),
     beforeCommit: () => kill.hook('beforeCommit'),
