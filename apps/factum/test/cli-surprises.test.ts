@@ -134,7 +134,9 @@ describe('no surprises: flags are checked, resume refuses what it cannot do', ()
       [
         'run',
         'run it',
-        '--allow-shell',
+        // Every machine can run it unsandboxed; each sandbox's second Ctrl-C is in adversarial-shell.
+        '--unsandboxed-shell',
+        '--no-shell-approval',
         '--base-url',
         provider.baseUrl,
         '--model',
