@@ -26,7 +26,7 @@ user_path=\${PATH-}
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 root=/sys
 at() { if [ ! -e "$root$1" ]; then mkdir -p "$root$1"; fi; }
-before=" $(cut -d' ' -f1 /proc/self/mountinfo | tr '\\n' ' ') "
+before=$(awk '{ printf " %s", $1 } END { print " " }' /proc/self/mountinfo)
 mount --rbind / "$root"
 # Every mount of the copy, made read-only, but those already so and those the fresh /dev,
 # /proc and /tmp and the empty /run cover anyway (one program start each is the cost).
