@@ -2,6 +2,8 @@
 // from every workspace package's vitest JSON report, so a run can be judged at a glance.
 // Above it, each failure gets one short line (package, test, the start of its message):
 // when only the end of a long run's output is kept, it still says what failed.
+// A skipped test is a test that did not run: each gets a line, and the run fails (exit 1)
+// when any was skipped, failed, or left no report — so a machine missing something shows.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -10,6 +12,7 @@ let failed = 0;
 let skipped = 0;
 const missing = [];
 const failures = [];
+const skips = [];
 for (const group of ['packages', 'apps', 'tooling']) {
   if (!existsSync(group)) continue;
   for (const name of readdirSync(group)) {
@@ -25,6 +28,7 @@ for (const group of ['packages', 'apps', 'tooling']) {
     failed += (result.numFailedTests ?? 0) + countFilesFailedWithoutFailedTests(result);
     failures.push(...describeFailures(dir, result));
     skipped += (result.numPendingTests ?? 0) + (result.numTodoTests ?? 0);
+    skips.push(...describeSkips(dir, result));
   }
 }
 
@@ -51,6 +55,18 @@ function describeFailures(dir, result) {
   return lines;
 }
 
+/** One line per skipped or todo test. */
+function describeSkips(dir, result) {
+  const lines = [];
+  for (const file of result.testResults ?? []) {
+    for (const test of file.assertionResults ?? []) {
+      if (['pending', 'skipped', 'todo', 'disabled'].includes(test.status))
+        lines.push(`${dir}: ${test.fullName ?? test.title}`);
+    }
+  }
+  return lines;
+}
+
 /** The first lines of a failure's message, on one line and at most 900 characters. */
 function brief(messages) {
   const text = (messages ?? []).filter(Boolean).join(' | ').split('\n').slice(0, 20).join(' ');
@@ -59,5 +75,8 @@ function brief(messages) {
 }
 
 for (const failure of failures) console.log(`FAILED ${failure}`);
+for (const skip of skips) console.log(`SKIPPED ${skip}`);
 if (missing.length > 0) console.log(`no test report from: ${missing.join(', ')}`);
 console.log(`${passed} passed, ${failed + missing.length} failed, ${skipped} skipped`);
+if (skipped > 0) console.log(`the run fails: ${skipped} skipped (every test must run on this machine)`);
+if (failed + missing.length + skipped > 0) process.exitCode = 1;

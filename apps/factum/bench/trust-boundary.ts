@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { report } from '../../../tooling/bench/harness.ts';
-import { findSandbox, sandboxArguments } from '../src/builtin-tools/shell-sandbox.ts';
+import { probeSandbox, SANDBOX_BACKENDS, sandboxCommand } from '../src/builtin-tools/shell-sandbox.ts';
 import { Workspace } from '../src/builtin-tools/workspace.ts';
 
 async function timeAsync(runs: number, body: () => Promise<unknown>): Promise<number> {
@@ -51,19 +51,21 @@ try {
     baselineValue: plain,
   });
 
-  const sandbox = findSandbox();
-  if (sandbox?.kind === 'bubblewrap') {
-    const env = { PATH: '/usr/bin:/bin' };
-    const direct = timeSync(30, () => spawnSync('/bin/sh', ['-c', 'true'], { env }));
-    const args = sandboxArguments(
+  const env = { PATH: '/usr/bin:/bin' };
+  const direct = timeSync(30, () => spawnSync('/bin/sh', ['-c', 'true'], { env }));
+  // Each sandbox this machine can make, measured against the same command run directly.
+  for (const backend of SANDBOX_BACKENDS) {
+    const probe = probeSandbox({ ...env, FACTUM_SANDBOX: backend });
+    if (probe.kind !== 'found') continue;
+    const [file, args] = sandboxCommand(
+      probe.isolation,
       { workspace: root, hidden: [join(root, '.factum')], allowNetwork: false },
+      ['/bin/sh', '-c', 'true'],
       env,
     );
-    const boxed = timeSync(30, () =>
-      spawnSync(sandbox.executable, [...args, '/bin/sh', '-c', 'true'], { env }),
-    );
+    const boxed = timeSync(30, () => spawnSync(file, args, { env }));
     report({
-      measure: 'shell command `true` in the bubblewrap sandbox',
+      measure: `shell command \`true\` in the ${backend} sandbox`,
       unit: 'µs/command',
       value: boxed,
       baseline: 'the same command with /bin/sh directly',

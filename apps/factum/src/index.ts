@@ -2,8 +2,18 @@ export type { BuiltinToolOptions } from './builtin-tools/builtin-catalog.js';
 export { builtinCatalog, builtinTools } from './builtin-tools/builtin-catalog.js';
 export { CommandProcesses } from './builtin-tools/command-processes.js';
 export { reconcileWrite } from './builtin-tools/file-tools.js';
-export type { SandboxPolicy, ShellIsolation } from './builtin-tools/shell-sandbox.js';
-export { COMMAND_ENVIRONMENT, findSandbox } from './builtin-tools/shell-sandbox.js';
+export type {
+  SandboxBackend,
+  SandboxPolicy,
+  SandboxProbe,
+  ShellIsolation,
+} from './builtin-tools/shell-sandbox.js';
+export {
+  COMMAND_ENVIRONMENT,
+  findSandbox,
+  probeSandbox,
+  SANDBOX_BACKENDS,
+} from './builtin-tools/shell-sandbox.js';
 export type { CommandResult } from './builtin-tools/shell-tool.js';
 export type { WorkspaceOptions } from './builtin-tools/workspace.js';
 export { Workspace } from './builtin-tools/workspace.js';

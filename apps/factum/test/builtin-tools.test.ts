@@ -13,8 +13,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { builtinCatalog } from '../src/builtin-tools/builtin-catalog.ts';
 import { reconcileWrite } from '../src/builtin-tools/file-tools.ts';
+import { findSandbox, probeSandbox, type ShellIsolation } from '../src/builtin-tools/shell-sandbox.ts';
 import { Workspace } from '../src/builtin-tools/workspace.ts';
 import { WorkspaceError } from '../src/builtin-tools/workspace-error.ts';
+import { MACHINE_SANDBOXES } from './sandboxes.ts';
 
 let root: string;
 let workspace: Workspace;
@@ -33,8 +35,14 @@ beforeEach(async () => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-function invoke(name: string, input: unknown, options: { allowShell?: boolean; signal?: AbortSignal } = {}) {
-  const catalog = builtinCatalog({ workspace, allowShell: options.allowShell ?? false });
+type InvokeOptions = { allowShell?: boolean; isolation?: ShellIsolation; signal?: AbortSignal };
+
+function invoke(name: string, input: unknown, options: InvokeOptions = {}) {
+  const catalog = builtinCatalog({
+    workspace,
+    allowShell: options.allowShell ?? false,
+    ...(options.isolation === undefined ? {} : { isolation: options.isolation }),
+  });
   const entry = catalog.get(name);
   if (entry === undefined) throw new Error(`no tool ${name}`);
   const check = entry.checkInput(input);
@@ -135,7 +143,8 @@ describe('built-in tools stay inside the workspace', () => {
   });
 
   it('declares semantics and recovery: writes exclusive and reconciled, reads parallel and idempotent', () => {
-    const catalog = builtinCatalog({ workspace, allowShell: true });
+    // The shell's shape does not depend on how it is isolated.
+    const catalog = builtinCatalog({ workspace, allowShell: true, isolation: { kind: 'none' } });
     const shape = (name: string) => {
       const entry = catalog.get(name)!;
       return [entry.registration.semantics, entry.recovery.kind];
@@ -191,33 +200,89 @@ describe('the shell tool', () => {
     ]);
   });
 
-  it('runs in the workspace without secret environment variables, and stops on the run’s abort', async () => {
-    process.env.FACTUM_API_KEY = 'sk-secret-value';
-    try {
-      const result = await invoke(
-        'shell',
-        { command: 'pwd; echo "key=$FACTUM_API_KEY"' },
-        { allowShell: true },
-      );
-      expect(result).toMatchObject({ exitCode: 0, stdout: `${workspace.root}\nkey=\n` });
-    } finally {
-      delete process.env.FACTUM_API_KEY;
-    }
-    const controller = new AbortController();
-    const started = Date.now();
-    const running = invoke('shell', { command: 'sleep 20' }, { allowShell: true, signal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
-    await expect(running).resolves.toMatchObject({ cancelled: true, signal: 'SIGTERM' });
-    expect(Date.now() - started).toBeLessThan(5_000);
+  it('is not in the catalog where no sandbox can be made, unless the isolation says none', () => {
+    const env = { ...process.env, FACTUM_SANDBOX: 'none' };
+    expect(builtinCatalog({ workspace, allowShell: true, env }).names()).not.toContain('shell');
+    expect(
+      builtinCatalog({ workspace, allowShell: true, env, isolation: { kind: 'none' } }).names(),
+    ).toContain('shell');
   });
 
-  it('bounds output of control characters by its JSON size, so the command’s result is still recorded', async () => {
-    const result = await invoke(
-      'shell',
-      { command: "head -c 65536 /dev/zero | tr '\\0' '\\1'" },
-      { allowShell: true },
-    );
-    expect(result).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('[truncated:') });
-    expect(JSON.stringify(result).length).toBeLessThan(300 * 1024);
+  const isolations: [string, ShellIsolation][] = [
+    ...MACHINE_SANDBOXES.map(({ backend, isolation }): [string, ShellIsolation] => [backend, isolation]),
+    ['unsandboxed', { kind: 'none' }],
+  ];
+  for (const [name, isolation] of isolations) {
+    it(`runs in the workspace without secret environment variables, and stops on the run’s abort (${name})`, async () => {
+      process.env.FACTUM_API_KEY = 'sk-secret-value';
+      try {
+        const result = await invoke(
+          'shell',
+          { command: 'pwd; echo "key=$FACTUM_API_KEY"' },
+          { allowShell: true, isolation },
+        );
+        expect(result).toMatchObject({
+          exitCode: 0,
+          stdout: `${workspace.root}\nkey=\n`,
+          sandboxed: isolation.kind !== 'none',
+        });
+      } finally {
+        delete process.env.FACTUM_API_KEY;
+      }
+      const controller = new AbortController();
+      const running = invoke(
+        'shell',
+        { command: 'echo started > started.txt; sleep 20' },
+        { allowShell: true, isolation, signal: controller.signal },
+      );
+      await eventually(() => existsSync(join(workspace.root, 'started.txt')));
+      controller.abort();
+      await expect(running).resolves.toMatchObject({ cancelled: true, killed: false, signal: 'SIGTERM' });
+    }, 30_000);
+
+    it(`bounds output of control characters by its JSON size, so the command’s result is still recorded (${name})`, async () => {
+      const result = await invoke(
+        'shell',
+        { command: "head -c 65536 /dev/zero | tr '\\0' '\\1'" },
+        { allowShell: true, isolation },
+      );
+      expect(result).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('[truncated:') });
+      expect(JSON.stringify(result).length).toBeLessThan(300 * 1024);
+    }, 30_000);
+  }
+});
+
+describe('finding a sandbox', () => {
+  it('FACTUM_SANDBOX=none finds none, and says so', () => {
+    const env = { ...process.env, FACTUM_SANDBOX: 'none' };
+    expect(probeSandbox(env)).toEqual({
+      kind: 'unavailable',
+      reason: expect.stringContaining('FACTUM_SANDBOX=none'),
+    });
+    expect(findSandbox(env)).toBeUndefined();
+  });
+
+  it('an unknown FACTUM_SANDBOX finds none and names the values it takes', () => {
+    expect(probeSandbox({ ...process.env, FACTUM_SANDBOX: 'docker' })).toEqual({
+      kind: 'unavailable',
+      reason: 'FACTUM_SANDBOX must be bwrap, unshare or none, not "docker"',
+    });
+  });
+
+  it('a forced backend is that one or none: bwrap off PATH is not replaced by unshare', () => {
+    const probe = probeSandbox({ ...process.env, PATH: '/nonexistent', FACTUM_SANDBOX: 'bwrap' });
+    expect(probe).toEqual({ kind: 'unavailable', reason: expect.stringContaining('bwrap is not on PATH') });
+  });
+
+  it('without FACTUM_SANDBOX it finds one of the sandboxes this machine has, bubblewrap first', () => {
+    const { FACTUM_SANDBOX: _, ...env } = process.env;
+    const probe = probeSandbox(env);
+    if (MACHINE_SANDBOXES.length === 0) expect(probe.kind).toBe('unavailable');
+    else expect(probe).toEqual({ kind: 'found', isolation: MACHINE_SANDBOXES[0]!.isolation });
   });
 });
+
+async function eventually(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 300 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(check(), 'the condition held in time').toBe(true);
+}

@@ -17,7 +17,15 @@ describe('Ctrl-C during factum run', () => {
       { text: 'never asked for' },
     );
     const cli = startCli(
-      ['run', 'run the command', '--allow-shell', ...scriptedFlags(provider, dir.dataDir)],
+      // Unsandboxed: the cancel is the subject here, and every machine can run it (each
+      // sandbox's own cancel is tested in builtin-tools and adversarial-shell).
+      [
+        'run',
+        'run the command',
+        '--unsandboxed-shell',
+        '--no-shell-approval',
+        ...scriptedFlags(provider, dir.dataDir),
+      ],
       { cwd: dir.workspace },
     );
     await eventually(() => existsSync(join(dir.workspace, 'started.txt')));

@@ -13,9 +13,10 @@ export type BuiltinToolOptions = {
   /** Offer `shell` (only when the user asked with `--allow-shell`). */
   readonly allowShell?: boolean;
   /**
-   * How the shell is isolated. Found when not given (bubblewrap on Linux); where no
-   * sandbox can be made the shell is not offered — unless this says `none`, which only
-   * the user's `--unsandboxed-shell` may choose.
+   * How the shell is isolated. Found when not given (bubblewrap, else util-linux's
+   * `unshare`, on Linux; `FACTUM_SANDBOX` may force one); where no sandbox can be made
+   * the shell is not offered — unless this says `none`, which only the user's
+   * `--unsandboxed-shell` may choose.
    */
   readonly isolation?: ShellIsolation;
   /** Let sandboxed commands reach the network (`--allow-network`). */

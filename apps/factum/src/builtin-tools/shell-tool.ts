@@ -10,7 +10,7 @@ import {
   commandEnvironment,
   type SandboxPolicy,
   type ShellIsolation,
-  sandboxArguments,
+  sandboxCommand,
 } from './shell-sandbox.js';
 import type { Workspace } from './workspace.js';
 
@@ -44,7 +44,7 @@ export type ShellOptions = {
  * recovery: a command's effects cannot be checked in general.
  */
 export function shellTool(workspace: Workspace, options: ShellOptions): ToolRegistration {
-  const sandbox = options.isolation.kind === 'bubblewrap' ? 'in a sandbox: ' : '';
+  const sandbox = options.isolation.kind === 'none' ? '' : 'in a sandbox: ';
   const network = options.allowNetwork ? '' : ', no network';
   return defineTool({
     name: 'shell',
@@ -98,10 +98,13 @@ export type RunCommandOptions = {
 export function runCommand(command: string, options: RunCommandOptions): Promise<CommandResult> {
   const isolation = options.isolation ?? { kind: 'none' };
   const env = commandEnvironment(options.env ?? process.env);
-  const sandboxed = isolation.kind === 'bubblewrap' && options.policy !== undefined;
-  const [file, args] = sandboxed
-    ? [isolation.executable, [...sandboxArguments(options.policy!, env), '/bin/sh', '-c', command]]
-    : ['/bin/sh', ['-c', command]];
+  const sandboxed = isolation.kind !== 'none' && options.policy !== undefined;
+  const [file, args] = sandboxCommand(
+    sandboxed ? isolation : { kind: 'none' },
+    options.policy ?? { workspace: options.cwd, hidden: [], allowNetwork: false },
+    ['/bin/sh', '-c', command],
+    env,
+  );
   // detached: its own session and process group, so a terminal's Ctrl-C reaches Factum, which decides.
   const child = spawn(file, args, {
     cwd: options.cwd,
@@ -119,13 +122,13 @@ export function runCommand(command: string, options: RunCommandOptions): Promise
   let killTimer: NodeJS.Timeout | undefined;
   const kill = () => {
     killed = true;
-    // The sandbox's command runs in its own session: kill it, then bubblewrap (whose death ends the namespace).
+    // The sandbox's command runs in its own session: kill it, then the launcher (whose death ends the namespace).
     if (sandboxed) signalGroup(commandGroup(child.pid), 'SIGKILL');
     signalGroup(child.pid, 'SIGKILL');
   };
   const stop = () => {
-    // SIGTERM to the command's group only: bubblewrap itself would die of it at once, taking the
-    // command with it before it could clean up.
+    // SIGTERM to the command's group only: the launcher (bubblewrap, unshare) would die of it at
+    // once, taking the command with it before it could clean up.
     signalGroup(sandboxed ? (commandGroup(child.pid) ?? child.pid) : child.pid, 'SIGTERM');
     killTimer ??= setTimeout(kill, SHELL_GRACE_MS);
   };
@@ -143,7 +146,7 @@ export function runCommand(command: string, options: RunCommandOptions): Promise
   return new Promise<CommandResult>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, exitSignal) => {
-      // bubblewrap reports a command killed by signal N as exit 128 + N, as a shell does.
+      // Both sandboxes report a command killed by signal N as exit 128 + N, as a shell does.
       const bySignal = sandboxed && code !== null && code > 128 ? signalName(code - 128) : undefined;
       resolve({
         exitCode: bySignal === undefined ? code : null,
@@ -167,13 +170,13 @@ export function runCommand(command: string, options: RunCommandOptions): Promise
 }
 
 /**
- * The sandboxed command's process group. bubblewrap starts an init (pid 1 inside the
- * namespace) that calls setsid and starts the command: the group is the init's. The
- * init itself ignores SIGTERM from outside (pid 1 without a handler), so a SIGTERM
- * to the group reaches the command and what it started, and the init ends with them.
+ * The sandboxed command's process group. Both launchers start an init (pid 1 inside the
+ * namespace) in a session of its own, which starts the command: the group is the
+ * init's. The init itself ignores SIGTERM from outside (pid 1 without a handler), so a
+ * SIGTERM to the group reaches the command and what it started, and the init ends with them.
  */
-function commandGroup(bubblewrapPid: number | undefined): number | undefined {
-  return childOf(bubblewrapPid);
+function commandGroup(launcherPid: number | undefined): number | undefined {
+  return childOf(launcherPid);
 }
 
 function childOf(pid: number | undefined): number | undefined {

@@ -8,10 +8,11 @@ const marker = Symbol.for('factum/cli-error');
  * - `not_found`: the session, run or invocation named is not in the log.
  * - `nothing_to_resume`: the run named completed; a new message is a new turn, not a resume.
  * - `demo_failed`: a step of the demo did not go as the story says (a bug to report).
+ * - `no_sandbox`: `--allow-shell` was passed where no sandbox can be made.
  */
-export type CliErrorCode = 'usage' | 'not_found' | 'nothing_to_resume' | 'demo_failed';
+export type CliErrorCode = 'usage' | 'not_found' | 'nothing_to_resume' | 'demo_failed' | 'no_sandbox';
 
-/** A command's own error: printed as one line, exit code 2 for usage, 1 otherwise. */
+/** A command's own error: printed as one line, exit code 2 for usage and `no_sandbox`, 1 otherwise. */
 export class CliError extends FactumError {
   override readonly code: CliErrorCode;
   readonly [marker] = true;

@@ -1,6 +1,7 @@
 import type { PendingApproval } from '@factum/event-log';
 import type { ProviderConfig } from '@factum/model';
 import type { CAC } from 'cac';
+import type { ShellIsolation } from '../builtin-tools/shell-sandbox.js';
 import type { FactumRuntime } from '../factum-runtime.js';
 import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { describeCall } from '../terminal/describe-call.js';
@@ -15,7 +16,7 @@ import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } fr
 import { openRuntime } from './open-runtime.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor, scriptedRoute } from './run.js';
-import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
+import { type ShellFlags, shellIsolation, toolSetup, withShellOptions } from './tool-setup.js';
 
 type DecideOptions = GlobalOptions &
   ProviderOptions &
@@ -79,6 +80,8 @@ async function decide(
   const note = options.note === undefined ? undefined : String(options.note);
   if (note !== undefined && (note.trim() === '' || note.length > MAX_NOTE))
     throw new CliError('usage', `--note must be 1 to ${MAX_NOTE} characters`);
+  // A shell that cannot be had stops the command before the decision is written.
+  const shell = options.continue === false ? undefined : await shellIsolation(options, context.env);
   const dataDir = dataDirOf(options, context);
   const requireApproval = requiredApprovals(options, dataDir, context);
   await using runtime = await openRuntime({ target: { dataDir } });
@@ -131,14 +134,14 @@ async function decide(
     for (const other of others) terminal.line(`  factum approve|deny ${shownText(other.operationId)}`);
     return 0;
   }
-  return await continueAfter(approval, provider, options, context, runtime, requireApproval);
+  return await continueAfter(approval, provider, { ...options, shell }, context, runtime, requireApproval);
 }
 
 /** Continues the decided call's run here, if nothing else of it waits and no one continued it. */
 async function continueAfter(
   approval: PendingApproval,
   provider: ProviderConfig,
-  options: DecideOptions,
+  options: DecideOptions & { readonly shell: ShellIsolation | undefined },
   context: CliContext,
   runtime: FactumRuntime,
   requireApproval: readonly string[],
@@ -162,6 +165,7 @@ async function continueAfter(
   const { workspace, tools, catalog, processes } = await toolSetup(options, context, {
     dataDir: dataDirOf(options, context),
     cwd,
+    shell: options.shell,
   });
   await using mcp = await connectMcpSources(
     await mcpServersFrom(options, context.env),

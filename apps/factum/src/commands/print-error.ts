@@ -17,7 +17,7 @@ const hints: Readonly<Record<string, string>> = {
 
 /**
  * Prints an error as one line (no stack unless `FACTUM_DEBUG` is set) and returns the
- * exit code: 2 for usage errors, 1 for the rest. Messages come from typed errors that
+ * exit code: 2 for usage errors and a shell that cannot be sandboxed, 1 for the rest. Messages come from typed errors that
  * never carry secrets; anything else is shown by its message alone.
  */
 export function printError(terminal: Terminal, error: unknown, env: NodeJS.ProcessEnv): number {
@@ -32,5 +32,5 @@ export function printError(terminal: Terminal, error: unknown, env: NodeJS.Proce
   const hint = usage ? 'see `factum --help`' : code === undefined ? undefined : hints[code];
   terminal.error(`${c.red('error:')} ${message}${hint ? c.dim(` (${hint})`) : ''}`);
   if (env.FACTUM_DEBUG && error instanceof Error && error.stack) terminal.error(c.dim(error.stack));
-  return usage ? 2 : 1;
+  return usage || code === 'no_sandbox' ? 2 : 1;
 }

@@ -11,7 +11,7 @@ import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } fr
 import { openRuntime } from './open-runtime.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor } from './run.js';
-import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
+import { type ShellFlags, shellIsolation, toolSetup, withShellOptions } from './tool-setup.js';
 
 type ResumeOptions = GlobalOptions &
   ProviderOptions &
@@ -42,6 +42,7 @@ export function registerResume(cli: CAC, context: CliContext): void {
       ),
     ),
   ).action(async (runId: string, options: ResumeOptions) => {
+    const shell = await shellIsolation(options, context.env);
     const dataDir = dataDirOf(options, context);
     const requireApproval = requiredApprovals(options, dataDir, context);
     await using runtime = await openRuntime({ target: { dataDir } });
@@ -68,7 +69,11 @@ export function registerResume(cli: CAC, context: CliContext): void {
     const source = await runtime.log.runSource(last.invocation.sessionId, last.invocation.runId);
     if (source === undefined) throw new CliError('not_found', `run ${runId} has no recorded facts`);
     const cwd = last.configuration?.cwd ?? context.cwd;
-    const { workspace, tools, catalog, processes } = await toolSetup(options, context, { dataDir, cwd });
+    const { workspace, tools, catalog, processes } = await toolSetup(options, context, {
+      dataDir,
+      cwd,
+      shell,
+    });
     const invocation = newInvocation(last.invocation.sessionId);
     await using mcp = await connectMcpSources(
       await mcpServersFrom(options, context.env),

@@ -16,7 +16,7 @@ import {
   withProviderOptions,
 } from './provider-options.js';
 import { type ScriptedRoute, startScript } from './script-file.js';
-import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
+import { type ShellFlags, shellIsolation, toolSetup, withShellOptions } from './tool-setup.js';
 
 type RunOptions = GlobalOptions &
   ProviderOptions &
@@ -72,11 +72,12 @@ export function registerRun(cli: CAC, context: CliContext): void {
     .example('factum run "write hello.txt" --script replies.json')
     .example('factum run "what time is it?" --mcp \'npx -y @modelcontextprotocol/server-everything\'')
     .action(async (message: string, options: RunOptions) => {
+      const shell = await shellIsolation(options, context.env);
       const dataDir = dataDirOf(options, context);
       const requireApproval = requiredApprovals(options, dataDir, context);
       await using script = await scriptedRoute(options, context);
       const provider = script?.provider ?? providerFrom(options, dataDir, context);
-      const { workspace, tools, catalog, processes } = await toolSetup(options, context, { dataDir });
+      const { workspace, tools, catalog, processes } = await toolSetup(options, context, { dataDir, shell });
       await using mcp = await connectMcpSources(
         await mcpServersFrom(options, context.env),
         tools().map((tool) => tool.definition.name),

@@ -11,7 +11,7 @@ import { CliError } from './cli-error.js';
 import { openRuntime } from './open-runtime.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
 import { instructionsFor } from './run.js';
-import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
+import { type ShellFlags, shellIsolation, toolSetup, withShellOptions } from './tool-setup.js';
 
 /** The port `factum serve` listens on unless `--port` says otherwise. */
 export const DEFAULT_PORT = 4317;
@@ -68,6 +68,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   ]);
   const { terminal } = context;
   const c = terminal.colors;
+  const shell = await shellIsolation(options, context.env);
   const dataDir = dataDirOf(options, context);
   const port = portOf(options.port);
   const requireApproval = requiredApprovals(options, dataDir, context);
@@ -76,7 +77,7 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
   prepareDataDirectory(dataDir, { log: options.postgres === undefined });
   const opened = ServerToken.open({ dataDir, ...tokenOption(options, context) });
   const provider = providerOrNotice(options, dataDir, context);
-  const { workspace, catalog, processes } = await toolSetup(options, context, { dataDir });
+  const { workspace, catalog, processes } = await toolSetup(options, context, { dataDir, shell });
   const tracing = await tracingFrom(options, context.env);
   const target: RuntimeTarget =
     options.postgres === undefined ? { dataDir } : { postgres: String(options.postgres) };

@@ -6,6 +6,7 @@ import type { ShellIsolation } from '../builtin-tools/shell-sandbox.js';
 import type { Workspace } from '../builtin-tools/workspace.js';
 import { userConfigFile } from '../provider-settings.js';
 import type { CliContext } from './cli-context.js';
+import { CliError } from './cli-error.js';
 
 /** The shell flags as cac parses them. */
 export type ShellFlags = {
@@ -32,41 +33,49 @@ export function withShellOptions(command: Command): Command {
 }
 
 /**
+ * How the shell runs, decided before anything is written: not offered without
+ * `--allow-shell` (`undefined`), unsandboxed only on `--unsandboxed-shell`, otherwise in
+ * the sandbox found here (`FACTUM_SANDBOX` may force one). Where none can be made,
+ * `--allow-shell` stops the command: a `no_sandbox` error (exit 2) that says why and
+ * what to do, rather than a run that goes ahead without the tool the user asked for.
+ */
+export async function shellIsolation(
+  flags: ShellFlags,
+  env: NodeJS.ProcessEnv,
+): Promise<ShellIsolation | undefined> {
+  if (flags.unsandboxedShell === true) return { kind: 'none' };
+  if (flags.allowShell !== true) return undefined;
+  const { probeSandbox } = await import('../builtin-tools/shell-sandbox.js');
+  const probe = probeSandbox(env);
+  if (probe.kind === 'found') return probe.isolation;
+  throw new CliError(
+    'no_sandbox',
+    `--allow-shell: no sandbox can be made here (${probe.reason}); install bubblewrap, or pass --unsandboxed-shell to run commands without one`,
+  );
+}
+
+/**
  * Opens the workspace with Factum's own state protected (the data directory, the user
- * configuration) and decides the shell: sandboxed when a sandbox can be made, not
- * offered (with a one-line notice) when it cannot, unsandboxed only on `--unsandboxed-shell`.
+ * configuration), with the shell as `shellIsolation` decided it (`where.shell`).
  */
 export async function toolSetup(
   flags: ShellFlags,
   context: CliContext,
-  where: { readonly dataDir: string; readonly cwd?: string },
+  where: { readonly dataDir: string; readonly cwd?: string; readonly shell: ShellIsolation | undefined },
 ): Promise<ToolSetup> {
   // Loaded here, not at startup: `--help` and the commands without tools never need them.
-  const [{ ToolCatalog }, { builtinTools }, { CommandProcesses }, { findSandbox }, { Workspace }] =
-    await Promise.all([
-      import('@factum/tools'),
-      import('../builtin-tools/builtin-catalog.js'),
-      import('../builtin-tools/command-processes.js'),
-      import('../builtin-tools/shell-sandbox.js'),
-      import('../builtin-tools/workspace.js'),
-    ]);
+  const [{ ToolCatalog }, { builtinTools }, { CommandProcesses }, { Workspace }] = await Promise.all([
+    import('@factum/tools'),
+    import('../builtin-tools/builtin-catalog.js'),
+    import('../builtin-tools/command-processes.js'),
+    import('../builtin-tools/workspace.js'),
+  ]);
   const { dataDir } = where;
   const workspace = await Workspace.open(where.cwd ?? context.cwd, {
     protect: [dataDir, dirname(userConfigFile(context.env))],
   });
   const processes = new CommandProcesses();
-  let isolation: ShellIsolation | undefined;
-  if (flags.unsandboxedShell === true) isolation = { kind: 'none' };
-  else if (flags.allowShell === true) {
-    isolation = findSandbox(context.env);
-    if (isolation === undefined) {
-      context.terminal.error(
-        context.terminal.colors.yellow(
-          'the shell is not offered: no sandbox can be made here (install bubblewrap), or pass --unsandboxed-shell',
-        ),
-      );
-    }
-  }
+  const isolation = where.shell;
   const tools = () =>
     builtinTools({
       workspace,
