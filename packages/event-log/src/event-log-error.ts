@@ -10,6 +10,7 @@ const marker = Symbol.for('@factum/event-log-error');
  * - `result_missing`: a tool result the log should hold is not there.
  * - `closed`: the log was closed.
  * - `lease_held`: `holdLease` was called on a log that already holds one.
+ * - `invalid_option`: an option of `open` is out of range; nothing was opened.
  */
 export class EventLogError extends FactumError {
   override readonly code:
@@ -18,7 +19,8 @@ export class EventLogError extends FactumError {
     | 'result_missing'
     | 'closed'
     | 'open_failed'
-    | 'lease_held';
+    | 'lease_held'
+    | 'invalid_option';
   readonly sequence: number | undefined;
   readonly [marker] = true;
 

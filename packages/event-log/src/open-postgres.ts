@@ -14,8 +14,8 @@ const INT8 = 20;
  * and uniqueness (dispatches, live invocations) is enforced by the tables' keys.
  * `bigint` columns come back as numbers: sequences stay far below 2^53.
  */
-export async function openPostgres(url: string): Promise<OpenDatabase> {
-  let pool = poolOf(url, false);
+export async function openPostgres(url: string, size = 4): Promise<OpenDatabase> {
+  let pool = poolOf(url, false, size);
   try {
     const setting = (
       await pool.query<{ value: string }>(`select current_setting('synchronous_commit') as value`)
@@ -25,7 +25,7 @@ export async function openPostgres(url: string): Promise<OpenDatabase> {
     // default instead. Every other value waits for at least the local flush, and stands.
     if (setting === 'off') {
       await pool.end();
-      pool = poolOf(url, true);
+      pool = poolOf(url, true, size);
       await pool.query('select 1');
     }
   } catch (error) {
@@ -41,11 +41,11 @@ export async function openPostgres(url: string): Promise<OpenDatabase> {
   };
 }
 
-/** The log's connections; `durableCommits` makes each one say `synchronous_commit=on`. */
-function poolOf(url: string, durableCommits: boolean): pg.Pool {
+/** The log's `size` connections; `durableCommits` makes each one say `synchronous_commit=on`. */
+function poolOf(url: string, durableCommits: boolean, size: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: 4,
+    max: size,
     ...(durableCommits ? { options: '-c synchronous_commit=on' } : {}),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
