@@ -10,5 +10,6 @@ export type { OperationResolution, ResolveOptions } from './operator-resolution.
 export type { ParkedRunView } from './parked-run-view.js';
 export type { RunErrorCode } from './run-error.js';
 export { RunError } from './run-error.js';
-export type { RunApprovals, RunInput, RunOutcome, RunWork } from './run-input.js';
+export { recordedOutcome } from './run-answer.js';
+export type { AnswerPart, RunAnswer, RunApprovals, RunInput, RunOutcome, RunWork } from './run-input.js';
 export { RunningInvocation } from './running-invocation.js';

@@ -6,6 +6,12 @@ import type { RunOutcome } from './run-input.js';
 export class RunningInvocation {
   readonly invocation: Invocation;
   readonly handoff: HandoffGate;
+  /**
+   * True when this start answered a repeated submission (the same idempotency key) with
+   * the run the first one started: `wait()` gives that run's end, `cancel()` does nothing
+   * and its handoff gate is closed — the first submitter steers the run.
+   */
+  readonly resubmitted: boolean;
   readonly #done: Promise<RunOutcome>;
   readonly #cancel: () => void;
 
@@ -14,8 +20,10 @@ export class RunningInvocation {
     handoff: HandoffGate;
     done: Promise<RunOutcome>;
     cancel: () => void;
+    resubmitted?: boolean;
   }) {
     this.invocation = init.invocation;
+    this.resubmitted = init.resubmitted ?? false;
     this.handoff = init.handoff;
     this.#done = init.done;
     this.#cancel = init.cancel;
