@@ -12,6 +12,11 @@ export class RunningInvocation {
    * and its handoff gate is closed — the first submitter steers the run.
    */
   readonly resubmitted: boolean;
+  /**
+   * The recorded end, when this start answered a repeated submission of a run that had
+   * already ended (`wait()` resolves to it at once); `undefined` otherwise.
+   */
+  readonly recorded: RunOutcome | undefined;
   readonly #done: Promise<RunOutcome>;
   readonly #cancel: () => void;
 
@@ -21,9 +26,11 @@ export class RunningInvocation {
     done: Promise<RunOutcome>;
     cancel: () => void;
     resubmitted?: boolean;
+    recorded?: RunOutcome;
   }) {
     this.invocation = init.invocation;
     this.resubmitted = init.resubmitted ?? false;
+    this.recorded = init.recorded;
     this.handoff = init.handoff;
     this.#done = init.done;
     this.#cancel = init.cancel;

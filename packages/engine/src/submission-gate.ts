@@ -42,7 +42,10 @@ const ROUNDS = 8;
 export class SubmissionGate {
   readonly #init: SubmissionGateInit;
   /** Keyed runs this engine started and that have not ended, by session and key. */
-  readonly #local = new Map<string, { readonly input: RunInput; readonly started: Promise<RunningInvocation> }>();
+  readonly #local = new Map<
+    string,
+    { readonly input: RunInput; readonly started: Promise<RunningInvocation> }
+  >();
 
   constructor(init: SubmissionGateInit) {
     this.#init = init;
@@ -111,7 +114,7 @@ export class SubmissionGate {
       throw new RunError('persistence', `the run of idempotency key ${JSON.stringify(key)} has no opening`);
     }
     refuseConflict(opened.input, input, key);
-    if (recorded.ended) return attached(recorded.invocation, Promise.resolve(recordedOutcome(recorded.events)));
+    if (recorded.ended) return attached(recorded.invocation, recordedOutcome(recorded.events));
     const done = this.#watch(recorded.invocation.sessionId, key, signal);
     this.#init.track(done.catch(() => undefined));
     return attached(recorded.invocation, done);
@@ -133,21 +136,36 @@ export class SubmissionGate {
 }
 
 /** A handle on a run an earlier submission started: it waits, it does not steer. */
-function attached(invocation: Invocation, done: Promise<RunOutcome>): RunningInvocation {
+function attached(invocation: Invocation, end: Promise<RunOutcome> | RunOutcome): RunningInvocation {
   const gate = new HandoffGate();
   gate.close(
     new RunError('handoff_unavailable', 'this run was started by an earlier submission with the same key'),
   );
-  return new RunningInvocation({ invocation, handoff: gate, done, cancel: () => undefined, resubmitted: true });
+  const recorded = end instanceof Promise ? {} : { recorded: end };
+  const done = end instanceof Promise ? end : Promise.resolve(end);
+  return new RunningInvocation({
+    invocation,
+    handoff: gate,
+    done,
+    cancel: () => undefined,
+    resubmitted: true,
+    ...recorded,
+  });
 }
 
 /** What an opening of `input` records as its input (as admission builds it). */
 function submittedInput(input: RunInput): InvocationInput {
   const { work } = input;
-  const fingerprint = input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint };
+  const fingerprint =
+    input.requestFingerprint === undefined ? {} : { requestFingerprint: input.requestFingerprint };
   switch (work.kind) {
     case 'message':
-      return { kind: 'message', content: work.message, sourceMessages: [...(work.sourceMessages ?? [])], ...fingerprint };
+      return {
+        kind: 'message',
+        content: work.message,
+        sourceMessages: [...(work.sourceMessages ?? [])],
+        ...fingerprint,
+      };
     case 'continuation':
       return { kind: 'continuation', source: work.source, ...fingerprint };
     case 'handoff':

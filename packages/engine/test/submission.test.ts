@@ -10,7 +10,12 @@ import { effectInto, effects } from './support/approvals.ts';
 import { commitRecordingLog } from './support/commit-log.ts';
 
 /** A turn of session `session` with its own invocation id, asking `message`. */
-function turn(provider: ScriptedProvider, suffix: string, effect: ToolExecutor, message = 'send the invoice to Bob'): RunInput {
+function turn(
+  provider: ScriptedProvider,
+  suffix: string,
+  effect: ToolExecutor,
+  message = 'send the invoice to Bob',
+): RunInput {
   const base = input(provider, suffix, effect);
   return { ...base, work: { ...base.work, kind: 'message', message } } as RunInput;
 }
@@ -55,6 +60,7 @@ describe.each(testStores())('idempotent submission on $name', (stores) => {
 
     const running = await engine.start(turn(provider, 'two', s.effect), { idempotencyKey: 'k-1' });
     expect(running.resubmitted).toBe(true);
+    expect(running.recorded).toEqual(first);
     expect(running.invocation).toEqual(first.invocation);
     expect(await running.wait()).toEqual(first);
     expect(await engine.run(turn(provider, 'three', s.effect), { idempotencyKey: 'k-1' })).toEqual(first);
@@ -76,13 +82,16 @@ describe.each(testStores())('idempotent submission on $name', (stores) => {
     const running = await Promise.all(starts);
     expect(new Set(running.map((one) => one.invocation.invocationId)).size).toBe(1);
     expect(running.filter((one) => !one.resubmitted)).toHaveLength(1);
+    expect(running.map((one) => one.recorded)).toEqual([undefined, undefined, undefined]);
     await reply!.arrived();
     reply!.release();
     const outcomes = await Promise.all(running.map((one) => one.wait()));
     expect(outcomes[1]).toEqual(outcomes[0]);
     expect(outcomes[2]).toEqual(outcomes[0]);
     expect(provider.requests).toHaveLength(1);
-    const opened = (await s.log.read({ limit: 100 })).filter((e) => e.event.fact.kind === 'invocation_opened');
+    const opened = (await s.log.read({ limit: 100 })).filter(
+      (e) => e.event.fact.kind === 'invocation_opened',
+    );
     expect(opened).toHaveLength(1);
     await engine.drain();
   }, 60_000);
@@ -95,7 +104,9 @@ describe.each(testStores())('idempotent submission on $name', (stores) => {
     const first = await engine.start(turn(provider, 'one', s.effect), { idempotencyKey: 'k-1' });
     const written = await eventCount(s.log);
     const conflict = (suffix: string) =>
-      engine.start(turn(provider, suffix, s.effect, 'send the invoice to Mallory'), { idempotencyKey: 'k-1' });
+      engine.start(turn(provider, suffix, s.effect, 'send the invoice to Mallory'), {
+        idempotencyKey: 'k-1',
+      });
     await expect(conflict('two')).rejects.toMatchObject({ code: 'idempotency_conflict' });
     await reply!.arrived();
     reply!.release();
@@ -114,7 +125,9 @@ describe.each(testStores())('idempotent submission on $name', (stores) => {
     await using engine = s.engine('host-a');
     await using provider = await startScriptedProvider();
     for (const key of ['', 'a b', 'x'.repeat(256), 'new\nline']) {
-      await expect(engine.start(turn(provider, 'one', s.effect), { idempotencyKey: key })).rejects.toMatchObject({
+      await expect(
+        engine.start(turn(provider, 'one', s.effect), { idempotencyKey: key }),
+      ).rejects.toMatchObject({
         code: 'invalid_input',
       });
     }
