@@ -241,10 +241,14 @@ export class Engine {
    * before any effect, with nothing of it written. Aborting `signal` cancels this run
    * only.
    */
-  async start(input: RunInput, options: RunOptions = {}): Promise<RunningInvocation> {
+  start(input: RunInput, options: RunOptions = {}): Promise<RunningInvocation> {
     const key = options.idempotencyKey;
+    // Not an async wrapper: a caller that reserves a handoff as soon as this resolves
+    // still meets the run's first safe point.
     if (key === undefined) return this.#start(input, options, undefined);
-    if (options.signal?.aborted) throw new RunError('cancelled', 'the caller aborted before the run started');
+    if (options.signal?.aborted) {
+      return Promise.reject(new RunError('cancelled', 'the caller aborted before the run started'));
+    }
     return this.#submissions.start(input, key, options, (first) => this.#start(first, options, key));
   }
 

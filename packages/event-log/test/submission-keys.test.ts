@@ -63,7 +63,9 @@ describe.each(testStores())('submission keys on $name', (stores) => {
       'invocation_ended',
     ]);
     expect(await log.submission('session-b', 'key-1', bounds)).toBeUndefined();
-    await expect(log.submission('session-a', 'key-1', { maxEvents: 2, maxBytes: 1 << 20 })).rejects.toMatchObject({
+    await expect(
+      log.submission('session-a', 'key-1', { maxEvents: 2, maxBytes: 1 << 20 }),
+    ).rejects.toMatchObject({
       code: 'bounds_exceeded',
     });
   });
@@ -96,7 +98,9 @@ describe.each(testStores())('submission keys on $name', (stores) => {
         ]);
         expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
         const refused = results.find((result) => result.status === 'rejected');
-        expect(refused?.status === 'rejected' && refused.reason).toMatchObject({ code: 'duplicate_submission' });
+        expect(refused?.status === 'rejected' && refused.reason).toMatchObject({
+          code: 'duplicate_submission',
+        });
         const holder = await b.submission(session, 'key', bounds);
         expect(holder?.events).toHaveLength(1);
       }
