@@ -30,7 +30,8 @@ export function answerOf(last: { readonly stepId: string; readonly step: ModelSt
  * events hold no `invocation_ended`.
  */
 export function recordedOutcome(events: readonly StoredEvent[]): RunOutcome {
-  const last = events.at(-1);
+  // Reconciliation facts may follow the end; the outcome is the end's.
+  const last = events.find((stored) => stored.event.fact.kind === 'invocation_ended');
   const fact = last?.event.fact;
   if (last === undefined || fact?.kind !== 'invocation_ended') {
     throw new RunError('invalid_input', 'the invocation has not ended: there is no recorded outcome yet');
@@ -38,7 +39,8 @@ export function recordedOutcome(events: readonly StoredEvent[]): RunOutcome {
   let steps = 0;
   let usage: ModelUsage = emptyUsage();
   let step: { stepId: string; step: ModelStep } | undefined;
-  for (const { event } of events) {
+  for (const { event, sequence } of events) {
+    if (sequence > last.sequence) break;
     const current = event.fact;
     if (current.kind === 'model_requested' && current.purpose === 'main') steps += 1;
     if (current.kind === 'model_completed') {

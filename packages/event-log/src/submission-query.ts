@@ -7,7 +7,8 @@ import { decodeRow, type StoredEvent } from './stored-event.js';
 
 /**
  * The invocation a submitter's key opened in a session, and its events so far, in
- * order: its `invocation_opened` first, its `invocation_ended` last once it has ended.
+ * order: its `invocation_opened` first, then the rest, its `invocation_ended` included
+ * once it has ended (reconciliation facts may follow it).
  */
 export type Submission = {
   readonly invocation: Invocation;
@@ -18,7 +19,7 @@ export type Submission = {
 
 /**
  * Reads the invocation that `key` opened in `sessionId`, with its events, in one
- * statement (the invocation row joined to its events); `undefined` when no opening
+ * statement; `undefined` when no opening
  * took the key. Fails `bounds_exceeded` rather than cut the invocation's history.
  */
 export async function readSubmission(
@@ -26,31 +27,28 @@ export async function readSubmission(
   target: { readonly sessionId: string; readonly key: string },
   bounds: ReadBounds,
 ): Promise<Submission | undefined> {
+  // The events of the invocation the key names, through the same index as
+  // `invocationEvents`: the key is looked up in a subquery of one row.
   const rows = await db
-    .selectFrom('invocations as i')
-    .innerJoin('events as e', (join) =>
-      join.onRef('e.session_id', '=', 'i.session_id').onRef('e.invocation_id', '=', 'i.invocation_id'),
+    .selectFrom('events')
+    .select(['sequence', 'body', 'bytes'])
+    .where('session_id', '=', target.sessionId)
+    .where('invocation_id', '=', (eb) =>
+      eb
+        .selectFrom('invocations')
+        .select('invocation_id')
+        .where('session_id', '=', target.sessionId)
+        .where('idempotency_key', '=', target.key),
     )
-    .select([
-      'e.sequence',
-      'e.body',
-      'e.bytes',
-      'i.turn_id',
-      'i.run_id',
-      'i.invocation_id',
-      'i.ended_sequence',
-    ])
-    .where('i.session_id', '=', target.sessionId)
-    .where('i.idempotency_key', '=', target.key)
-    .orderBy('e.sequence', 'asc')
+    .orderBy('sequence', 'asc')
     .limit(bounds.maxEvents + 1)
     .execute();
-  const first = rows[0];
-  if (first === undefined) return undefined;
+  if (rows.length === 0) return undefined;
+  const what = `the invocation of idempotency key ${JSON.stringify(target.key)}`;
   if (rows.length > bounds.maxEvents) {
     throw new EventLogError(
       'bounds_exceeded',
-      `invocation ${first.invocation_id} holds more than ${bounds.maxEvents} events: raise maxEvents or page with read()`,
+      `${what} holds more than ${bounds.maxEvents} events: raise maxEvents or page with read()`,
     );
   }
   let bytes = 0;
@@ -60,21 +58,16 @@ export async function readSubmission(
     if (bytes > bounds.maxBytes) {
       throw new EventLogError(
         'bounds_exceeded',
-        `invocation ${first.invocation_id} holds more than ${bounds.maxBytes} bytes: raise maxBytes or page with read()`,
+        `${what} holds more than ${bounds.maxBytes} bytes: raise maxBytes or page with read()`,
       );
     }
     events.push(decodeRow(row));
   }
-  const endedAt = first.ended_sequence === null ? undefined : Number(first.ended_sequence);
+  const first = events[0]!.event;
   return {
-    invocation: {
-      sessionId: target.sessionId,
-      turnId: first.turn_id,
-      runId: first.run_id,
-      invocationId: first.invocation_id,
-    },
+    invocation: first.invocation,
     events,
-    // Read in the same statement as the events: ended exactly when its end is among them.
-    ended: endedAt !== undefined && events.at(-1)?.sequence === endedAt,
+    // Reconciliation facts may follow an end: look for it, not at the last event.
+    ended: events.some((stored) => stored.event.fact.kind === 'invocation_ended'),
   };
 }
