@@ -4,7 +4,7 @@ import type { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
 import { type ScriptedProvider, startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
-import { recordedOutcome, RunError, type RunInput } from '../src/index.ts';
+import { RunError, type RunInput, recordedOutcome } from '../src/index.ts';
 import { bounds, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
 import { effectInto, effects } from './support/approvals.ts';
 import { commitRecordingLog } from './support/commit-log.ts';
