@@ -224,6 +224,39 @@ describe('the web timeline in headless Chromium', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'timeline-new-session.png'), fullPage: true });
   });
 
+  it('a double click on Send starts one turn: the composer sends one idempotency key per message', async () => {
+    await using h = await startHarness();
+    const [reply] = h.provider.script({ text: 'Sent once.', finishReason: 'stop', hold: true });
+    const page = await browser.newPage();
+    const answers: { status: number; replayed: string | null; key: string | null }[] = [];
+    page.on('response', (response) => {
+      if (!response.url().endsWith('/turns')) return;
+      answers.push({
+        status: response.status(),
+        replayed: response.headers()['idempotent-replayed'] ?? null,
+        key: response.request().headers()['idempotency-key'] ?? null,
+      });
+    });
+    await page.goto(`${h.server.url}/#token=${TOKEN}`);
+    await page.waitForSelector('#app:not(.hidden)');
+    await page.click('#new-session');
+    await page.fill('#new-session-id', 's-double');
+    await page.fill('#new-message', 'send the invoice to Bob');
+    await page.dblclick('#new-form button[type=submit]');
+    await reply!.arrived();
+    await expect.poll(() => answers.length).toBe(2);
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202]);
+    expect(answers[0]!.key).toMatch(/^web-/);
+    expect(answers[1]!.key, 'both clicks carry the same key').toBe(answers[0]!.key);
+    expect(answers.filter((answer) => answer.replayed === 'true')).toHaveLength(1);
+    expect(await page.textContent('#new-error')).toBe('');
+    reply!.release();
+    await page.waitForSelector('.row.ended.completed');
+    const opened = (await h.events()).filter((stored) => stored.event.fact.kind === 'invocation_opened');
+    expect(opened).toHaveLength(1);
+    expect(h.provider.requests).toHaveLength(1);
+  });
+
   it('a pending approval card shows the call, its input and reason; Approve and Deny (with a note) continue the turn', async () => {
     await using h = await startHarness({ requireApproval: ['echo'] });
     h.provider.script(

@@ -25,8 +25,11 @@ export class ApiClient {
   }
 
   /** `GET` (or the given method with a JSON body); resolves to the parsed body, rejects with `ApiError`. */
-  async call<T>(path: string, options: { method?: string; body?: unknown } = {}): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}` };
+  async call<T>(
+    path: string,
+    options: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<T> {
+    const headers: Record<string, string> = { ...options.headers, authorization: `Bearer ${this.#token}` };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const response = await fetch(path, {
       method: options.method ?? 'GET',

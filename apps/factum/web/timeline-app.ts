@@ -2,6 +2,7 @@ import { ApiClient, ApiError } from './api-client.js';
 import { composerState, type SessionListing } from './composer-state.js';
 import { byId, h } from './dom.js';
 import { renderSessionList } from './session-list.js';
+import { SubmissionKeys } from './submission-keys.js';
 import { applyFact, createTimeline, type StoredFact, type Timeline } from './timeline-model.js';
 import { renderSection, statusBadge, type TimelineActions } from './timeline-view.js';
 
@@ -26,6 +27,7 @@ export class TimelineApp {
   #timeline: Timeline = createTimeline();
   readonly #dirty = new Set<string>();
   readonly #openResults = new Map<string, string>();
+  readonly #submissions = new SubmissionKeys();
   #frame = 0;
   #poll = 0;
   readonly #actions: TimelineActions = {
@@ -312,11 +314,16 @@ export class TimelineApp {
   }
 
   async #send(sessionId: string, message: string, fromNewForm = false): Promise<void> {
+    // A double click or a resend after a dropped connection carries the same key: the
+    // server starts the turn once and answers every copy with it.
+    const key = this.#submissions.keyFor(sessionId, message);
     try {
       await this.#api?.call(`/api/sessions/${encodeURIComponent(sessionId)}/turns`, {
         method: 'POST',
         body: { message },
+        headers: { 'Idempotency-Key': key },
       });
+      this.#submissions.accepted(key);
       byId<HTMLTextAreaElement>('message').value = '';
       byId('new-form').classList.add('hidden');
       this.#notice('');

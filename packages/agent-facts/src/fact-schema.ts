@@ -18,6 +18,17 @@ const operationId = z.string().min(1).max(512);
 const stepId = z.string().min(1).max(256);
 const fingerprint = z.string().startsWith('sha256:');
 
+/**
+ * A caller's key for one submission of a turn (an HTTP `Idempotency-Key`, a CLI
+ * `--idempotency-key`): 1 to 255 visible ASCII characters. The log accepts at most one
+ * opening per key in a session, kept as long as the session's facts are.
+ */
+export const IdempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, 'an idempotency key is visible ASCII, without spaces');
+
 /** What started an invocation: a user message, a manual continuation, or a handoff. */
 export const InvocationInputSchema = z.discriminatedUnion('kind', [
   z.strictObject({
@@ -88,6 +99,8 @@ export const FactSchema = z.discriminatedUnion('kind', [
     kind: z.literal('invocation_opened'),
     configuration: InvocationConfigurationSchema.optional(),
     input: InvocationInputSchema,
+    /** The submitter's key: a second opening with it in the same session is refused. */
+    idempotencyKey: IdempotencyKeySchema.optional(),
   }),
   z.strictObject({
     kind: z.literal('model_requested'),

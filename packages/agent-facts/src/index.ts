@@ -29,6 +29,7 @@ export {
   FactSchema,
   factKind,
   factNeedsResult,
+  IdempotencyKeySchema,
   InvocationInputSchema,
   InvocationOutcomeSchema,
   ReconciliationDecisionSchema,

@@ -23,8 +23,8 @@ export async function admit(
   const events = (await projection.view(log, bounds)).events;
   if (events.some(({ event }) => event.invocation.invocationId === invocation.invocationId)) {
     throw new RunError(
-      'invalid_input',
-      `invocation ${invocation.invocationId} already exists in session ${invocation.sessionId}`,
+      'duplicate_invocation',
+      `invocation ${invocation.invocationId} already exists in session ${invocation.sessionId}: give a new invocation id, or an idempotency key to get the first run back`,
     );
   }
   refuseOccupied(events, input.invocation.invocationId, input.invocation.sessionId);

@@ -18,6 +18,7 @@ import type { HandoffGate, Sealing } from './handoff-gate.js';
 import type { InvocationWriter } from './invocation-writer.js';
 import { addUsage, type ContextBounds, modelTurn, type RunObserver } from './model-turn.js';
 import { openingRefused } from './opening-refused.js';
+import { answerOf } from './run-answer.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import type { SessionProjection } from './session-projection.js';
@@ -49,6 +50,7 @@ export class AgentLoop {
   readonly #context: LoopContext;
   #steps = 0;
   #usage = emptyUsage();
+  #last: { stepId: string; step: ModelStep } | undefined;
   #sealing: Sealing | undefined;
 
   constructor(context: LoopContext) {
@@ -77,8 +79,9 @@ export class AgentLoop {
     } catch (error) {
       if (outcome.kind !== 'failed') outcome = { kind: 'failed', error: classify(error) };
     }
+    let endSequence: number;
     try {
-      await writer.write({ kind: 'invocation_ended', outcome });
+      endSequence = await writer.write({ kind: 'invocation_ended', outcome });
       this.#sealing?.settle.resolve(this.#sealing.pause);
     } catch (error) {
       this.#sealing?.settle.reject(error);
@@ -94,7 +97,14 @@ export class AgentLoop {
     } finally {
       gate.close(new RunError('handoff_unavailable', `the run ended (${outcome.kind}) before a safe point`));
     }
-    return { invocation: input.invocation, outcome, steps: this.#steps, usage: this.#usage };
+    return {
+      invocation: input.invocation,
+      outcome,
+      steps: this.#steps,
+      usage: this.#usage,
+      answer: answerOf(this.#last),
+      endSequence,
+    };
   }
 
   async #loop(captured: CapturedTools): Promise<InvocationOutcome> {
@@ -127,6 +137,7 @@ export class AgentLoop {
         throw error;
       }
       this.#usage = addUsage(this.#usage, step.usage);
+      this.#last = { stepId, step };
       const calls = toolCallsOf(step.parts);
       if (calls.length === 0) {
         if (step.finishReason === 'length') {

@@ -16,6 +16,7 @@ import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import { RunningInvocation } from './running-invocation.js';
 import { type SessionProjection, SessionProjections } from './session-projection.js';
+import { SubmissionGate } from './submission-gate.js';
 
 /** Options of an engine. */
 export type EngineOptions = {
@@ -49,6 +50,11 @@ export type EngineOptions = {
    * wait for — fewer commits per turn, and a crash leaves a step whole or absent).
    */
   readonly liveModelFacts?: boolean;
+  /**
+   * How often a start with an idempotency key whose run is live on another host reads
+   * the log again until that run ends (default 100 ms).
+   */
+  readonly submissionPollMs?: number;
 };
 
 /** Options of one run. */
@@ -64,6 +70,15 @@ export type RunOptions = {
    * one commit less.
    */
   readonly durableStart?: boolean;
+  /**
+   * The caller's key for this submission (1 to 255 visible ASCII characters), scoped to
+   * the session. The first start with it opens the run, durably (as `durableStart`);
+   * the same key again — on this host or another, live or ended — gets that run back
+   * (`RunningInvocation.resubmitted`): its end, never a second model call. The same key
+   * with other work is refused `idempotency_conflict`, with nothing written. Keys are
+   * facts (`invocation_opened.idempotencyKey`), kept as long as the session.
+   */
+  readonly idempotencyKey?: string;
 };
 
 /**
@@ -80,8 +95,9 @@ export class Engine {
   readonly #log: EventLog;
   readonly #models: ModelExecutor;
   readonly #code: CodeExecutor;
-  readonly #options: Required<Omit<EngineOptions, 'origin' | 'lease' | 'sweepEveryMs'>> &
+  readonly #options: Required<Omit<EngineOptions, 'origin' | 'lease' | 'sweepEveryMs' | 'submissionPollMs'>> &
     Pick<EngineOptions, 'origin' | 'lease' | 'sweepEveryMs'>;
+  readonly #submissions: SubmissionGate;
   readonly #projections = new SessionProjections();
   readonly #live = new Set<string>();
   readonly #workers = new Set<Promise<unknown>>();
@@ -103,6 +119,13 @@ export class Engine {
       sweepEveryMs: init.options?.sweepEveryMs,
       liveModelFacts: init.options?.liveModelFacts ?? false,
     };
+    this.#submissions = new SubmissionGate({
+      log: this.#log,
+      bounds: this.#options.contextBounds,
+      pollMs: init.options?.submissionPollMs ?? 100,
+      track: (work) => this.#track(work),
+      host: () => this.host(),
+    });
   }
 
   /**
@@ -218,7 +241,18 @@ export class Engine {
    * before any effect, with nothing of it written. Aborting `signal` cancels this run
    * only.
    */
-  async start(input: RunInput, options: RunOptions = {}): Promise<RunningInvocation> {
+  start(input: RunInput, options: RunOptions = {}): Promise<RunningInvocation> {
+    const key = options.idempotencyKey;
+    // Not an async wrapper: a caller that reserves a handoff as soon as this resolves
+    // still meets the run's first safe point.
+    if (key === undefined) return this.#start(input, options, undefined);
+    if (options.signal?.aborted) {
+      return Promise.reject(new RunError('cancelled', 'the caller aborted before the run started'));
+    }
+    return this.#submissions.start(input, key, options, (first) => this.#start(first, options, key));
+  }
+
+  async #start(input: RunInput, options: RunOptions, key: string | undefined): Promise<RunningInvocation> {
     const { sessionId } = input.invocation;
     if (options.signal?.aborted) throw new RunError('cancelled', 'the caller aborted before the run started');
     if (this.#live.has(sessionId)) {
@@ -239,11 +273,15 @@ export class Engine {
         kind: 'invocation_opened',
         configuration: input.configuration,
         input: admitted,
+        ...(key === undefined ? {} : { idempotencyKey: key }),
       } as const;
       // Not waited for unless asked: nothing outside can observe the run before its
       // first T1, rejection or end, and the opening rides with that commit (a refusal by
       // the log then ends the run with this error). Admission has checked the log.
-      const opened = options.durableStart ? writer.write(opening) : writer.open(opening);
+      // A keyed opening is durable before the run calls its model: a submitter on another
+      // host that loses the key must learn it before any effect or model request.
+      const durable = options.durableStart === true || key !== undefined;
+      const opened = durable ? writer.write(opening) : writer.open(opening);
       await opened.catch((error: unknown) => {
         throw openingRefused(error);
       });
@@ -286,6 +324,12 @@ export class Engine {
     while (this.#workers.size > 0) await Promise.allSettled([...this.#workers]);
   }
 
+  #track(work: Promise<unknown>): void {
+    const tracked = work.catch(() => undefined);
+    this.#workers.add(tracked);
+    void tracked.then(() => this.#workers.delete(tracked));
+  }
+
   #launch(
     input: RunInput,
     writer: InvocationWriter,
@@ -314,9 +358,7 @@ export class Engine {
       this.#live.delete(input.invocation.sessionId);
       this.#projections.release(input.invocation.sessionId);
     });
-    const tracked = done.catch(() => undefined);
-    this.#workers.add(tracked);
-    void tracked.then(() => this.#workers.delete(tracked));
+    this.#track(done.catch(() => undefined));
     return new RunningInvocation({ invocation: input.invocation, handoff: gate, done, cancel });
   }
 }

@@ -8,7 +8,8 @@ export { HandoffGate, HandoffReservation, HeldHandoff } from './handoff-gate.js'
 export type { ContextBounds, RunObserver } from './model-turn.js';
 export type { OperationResolution, ResolveOptions } from './operator-resolution.js';
 export type { ParkedRunView } from './parked-run-view.js';
+export { recordedOutcome } from './run-answer.js';
 export type { RunErrorCode } from './run-error.js';
 export { RunError } from './run-error.js';
-export type { RunApprovals, RunInput, RunOutcome, RunWork } from './run-input.js';
+export type { AnswerPart, RunAnswer, RunApprovals, RunInput, RunOutcome, RunWork } from './run-input.js';
 export { RunningInvocation } from './running-invocation.js';

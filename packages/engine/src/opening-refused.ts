@@ -10,6 +10,9 @@ export function openingRefused(error: unknown): RunError {
   if (AppendRefusedError.isInstance(error)) {
     if (error.code === 'session_busy') return new RunError('busy', error.message, { cause: error });
     if (error.code === 'session_held') return new RunError('sealed', error.message, { cause: error });
+    if (error.code === 'duplicate_invocation') {
+      return new RunError('duplicate_invocation', error.message, { cause: error });
+    }
     if (error.code === 'lease_expired') return new RunError('lease_lost', error.message, { cause: error });
   }
   return new RunError('persistence', 'the opening of the invocation could not be recorded', { cause: error });

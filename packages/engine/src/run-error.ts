@@ -22,6 +22,9 @@ const marker = Symbol.for('@factum/run-error');
  * - `already_executed`: the operation already ran (or was rejected); nothing to decide.
  * - `approval_input_mismatch`: the decision names an input other than the requested one.
  * - `not_uncertain`: a resolution for an operation that is not uncertain.
+ * - `duplicate_invocation`: an invocation with that id was already opened in the session.
+ * - `idempotency_conflict`: the idempotency key already started a run with other work
+ *   (another message, source or pause); nothing was written.
  */
 export type RunErrorCode =
   | 'busy'
@@ -40,7 +43,9 @@ export type RunErrorCode =
   | 'approval_decided_twice'
   | 'already_executed'
   | 'approval_input_mismatch'
-  | 'not_uncertain';
+  | 'not_uncertain'
+  | 'duplicate_invocation'
+  | 'idempotency_conflict';
 
 /** A typed refusal or failure of the engine; nothing is written when admission refuses. */
 export class RunError extends FactumError {

@@ -3,6 +3,7 @@ import type {
   Invocation,
   InvocationConfiguration,
   InvocationOutcome,
+  ModelPart,
   ModelUsage,
   RunBoundary,
 } from '@factum/agent-facts';
@@ -59,6 +60,23 @@ export type RunInput = {
   readonly work: RunWork;
 };
 
+/** A part of the final answer: what the model said, or its refusal in its own words. */
+export type AnswerPart = Extract<ModelPart, { kind: 'text' | 'refusal' }>;
+
+/**
+ * The run's final answer as its facts say it: the text and refusal parts of its last
+ * model step (`model_completed` of `stepId`), in order, and their text joined. No step:
+ * no parts, `stepId` undefined.
+ */
+export type RunAnswer = {
+  readonly stepId: string | undefined;
+  readonly parts: readonly AnswerPart[];
+  /** The text parts joined (refusals left out: they are not an answer). */
+  readonly text: string;
+  /** Whether the last step holds a refusal part. */
+  readonly refused: boolean;
+};
+
 /**
  * How a run ended, with what it used. `outcome.kind === 'approval_pending'` names the
  * operations that wait for a person (`engine.decide`), after which a continuation from
@@ -69,4 +87,8 @@ export type RunOutcome = {
   readonly outcome: InvocationOutcome;
   readonly steps: number;
   readonly usage: ModelUsage;
+  /** The final answer, without reading the log. */
+  readonly answer: RunAnswer;
+  /** The sequence of its `invocation_ended`: `read({ afterSequence })` pages on from it. */
+  readonly endSequence: number;
 };

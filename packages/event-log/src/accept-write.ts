@@ -58,6 +58,9 @@ function applyEffects(cache: RuleCache, staged: StagedWrite, effects: RuleEffect
     session.liveInvocationId = invocation.invocationId;
     session.heldForInvocationId = null;
   }
+  if (effects.submission !== undefined) {
+    cache.submissions.set(RuleCache.key(invocation.sessionId, effects.submission), invocation.invocationId);
+  }
   if (effects.takeOver && effects.owner) {
     const known = cache.invocation(invocation.sessionId, invocation.invocationId);
     if (known) known.owner = effects.owner;

@@ -10,6 +10,7 @@ import {
 import { checkOwner, type FencedWrite } from './fencing-rule.js';
 import type { InvocationOwner, LeaseView } from './invocation-owner.js';
 import { RuleRefusal } from './rule-refusal.js';
+import { checkSubmission } from './submission-rule.js';
 import { checkWriterLease } from './writer-lease-rule.js';
 
 /** What the rules need to know about an invocation. */
@@ -48,11 +49,15 @@ export interface RuleState {
   invocation(sessionId: string, invocationId: string): InvocationState | undefined;
   operation(sessionId: string, operationId: string): OperationState | undefined;
   session(sessionId: string): SessionState;
+  /** The invocation opened with `key` in the session, if any (see `checkSubmission`). */
+  submission(sessionId: string, key: string): string | undefined;
 }
 
 /** The state changes one accepted write makes, applied after its event row. */
 export type RuleEffects = {
   readonly openInvocation?: Invocation;
+  /** The submitter's key the opening takes in its session. */
+  readonly submission?: string;
   /** The owner of an opened invocation, or the new owner a takeover gives it. */
   readonly owner?: InvocationOwner;
   readonly takeOver?: boolean;
@@ -104,7 +109,9 @@ export function checkWrite(
   checkWriterLease(write, leases);
   const known = state.invocation(sessionId, invocationId);
   if (fact.kind === 'invocation_opened') {
-    const opened = checkOpen(invocation, known, state.session(sessionId));
+    // A repeated submission is answered before `session_busy`: its first run may be live.
+    const submission = checkSubmission(invocation, fact.idempotencyKey, state);
+    const opened = { ...checkOpen(invocation, known, state.session(sessionId)), ...submission };
     return write.writer === undefined ? opened : { ...opened, owner: write.writer };
   }
   if (known === undefined) {

@@ -11,6 +11,7 @@ const marker = Symbol.for('@factum/event-log-error');
  * - `closed`: the log was closed.
  * - `lease_held`: `holdLease` was called on a log that already holds one.
  * - `store_unreachable`: the store did not answer in time, or the connection was lost.
+ * - `invalid_option`: an option of `open` is out of range; nothing was opened.
  */
 export class EventLogError extends FactumError {
   override readonly code:
@@ -20,7 +21,8 @@ export class EventLogError extends FactumError {
     | 'closed'
     | 'open_failed'
     | 'lease_held'
-    | 'store_unreachable';
+    | 'store_unreachable'
+    | 'invalid_option';
   readonly sequence: number | undefined;
   readonly [marker] = true;
 

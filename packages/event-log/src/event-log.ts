@@ -49,10 +49,14 @@ import type { PendingWrite } from './settle-batch.js';
 import { stageWrite, type WriteLimits } from './stage-write.js';
 import type { CommitHooks, StagedWrite } from './staged-write.js';
 import type { StoredEvent } from './stored-event.js';
+import { readSubmission, type Submission } from './submission-query.js';
 import { type ChainReport, verifyChain } from './verify-chain.js';
 
-/** Where a log lives: a SQLite file path, or a PostgreSQL connection string. */
-export type LogTarget = string | { readonly postgres: string };
+/**
+ * Where a log lives: a SQLite file path, or a PostgreSQL connection string with the
+ * size of the log's connection pool (`pool`, an integer from 1 to 100, default 4).
+ */
+export type LogTarget = string | { readonly postgres: string; readonly pool?: number };
 
 /** Options of `EventLog.open`. */
 export type EventLogOptions = {
@@ -128,10 +132,10 @@ export class EventLog implements EventSink, AsyncDisposable {
     const store =
       typeof target === 'string'
         ? openSqlite(target)
-        : await (await import('./open-postgres.js')).openPostgres(
-            target.postgres,
-            options.transactionBoundMs,
-          );
+        : await (await import('./open-postgres.js')).openPostgres(target.postgres, {
+            size: poolSize(target.pool),
+            transactionBoundMs: options.transactionBoundMs,
+          });
     try {
       await migrateToLatest(store.db, store.dialect.name);
     } catch (error) {
@@ -386,6 +390,15 @@ export class EventLog implements EventSink, AsyncDisposable {
     return ToolResult.fromText(row.body);
   }
 
+  /**
+   * The invocation whose opening took the submitter's `key` in `sessionId`, with its
+   * events so far (one statement); `undefined` when none did. Keys are kept as long as
+   * the session's facts: a key is never free again in its session.
+   */
+  submission(sessionId: string, key: string, bounds: ReadBounds): Promise<Submission | undefined> {
+    return readSubmission(this.#db, { sessionId, key }, bounds);
+  }
+
   /** Where a run ended (or stood at `boundary`): the start of a continuation or handoff. */
   async runSource(sessionId: string, runId: string, boundary?: number): Promise<RunSource | undefined> {
     const end = await runEnd(this.#db, { sessionId, runId, upTo: boundary });
@@ -425,6 +438,21 @@ export class EventLog implements EventSink, AsyncDisposable {
     return this.close();
   }
 }
+
+/** The PostgreSQL pool size asked for, checked before anything connects. */
+function poolSize(pool: unknown): number {
+  if (pool === undefined) return DEFAULT_POOL;
+  if (typeof pool !== 'number' || !Number.isInteger(pool) || pool < 1 || pool > MAX_POOL) {
+    throw new EventLogError(
+      'invalid_option',
+      `pool must be an integer from 1 to ${MAX_POOL} (connections to PostgreSQL), got ${String(pool)}`,
+    );
+  }
+  return pool;
+}
+
+const DEFAULT_POOL = 4;
+const MAX_POOL = 100;
 
 /** Facts that start something new: a run, or an effect (its T1). */
 function startsWork(write: EventWrite): boolean {

@@ -25,4 +25,5 @@ export { recoverExpired, recoverInvocations } from './recover-invocations.js';
 export type { SessionHead } from './session-head.js';
 export type { BatchInfo, CommitHooks } from './staged-write.js';
 export type { StoredEvent } from './stored-event.js';
+export type { Submission } from './submission-query.js';
 export type { ChainReport } from './verify-chain.js';

@@ -39,11 +39,16 @@ export function* loadRuleState(
   const sessions = new Set<string>();
   const invocations = new Map<string, { sessionId: string; invocationId: string }>();
   const operations = new Map<string, { sessionId: string; operationId: string }>();
+  const submissions = new Map<string, { sessionId: string; key: string }>();
   for (const { event } of batch) {
     const { sessionId, invocationId } = event.invocation;
     if (!cache.sessions.has(sessionId)) sessions.add(sessionId);
     const invocationKey = RuleCache.key(sessionId, invocationId);
     if (!cache.invocations.has(invocationKey)) invocations.set(invocationKey, { sessionId, invocationId });
+    const key = event.fact.kind === 'invocation_opened' ? event.fact.idempotencyKey : undefined;
+    if (key !== undefined && !cache.submissions.has(RuleCache.key(sessionId, key))) {
+      submissions.set(RuleCache.key(sessionId, key), { sessionId, key });
+    }
     for (const operationId of operationIdsOf(event.fact)) {
       const key = RuleCache.key(sessionId, operationId);
       if (!cache.operations.has(key)) operations.set(key, { sessionId, operationId });
@@ -52,6 +57,7 @@ export function* loadRuleState(
   yield* loadSessions(builder, cache, [...sessions]);
   yield* loadInvocations(builder, cache, [...invocations.values()]);
   yield* loadOperations(builder, cache, [...operations.values()]);
+  yield* loadSubmissions(builder, cache, [...submissions.values()]);
   yield* loadAttempts(builder, cache, batch);
   // An expiry is checked against the same clock, read in the same transaction.
   // So is a writer's own lease, for a write that starts a run or an effect.
@@ -73,6 +79,8 @@ export function ruleStateCached(cache: RuleCache, staged: StagedWrite): boolean 
   if (startsLeasedWork(staged)) return false;
   if (cache.head === undefined || !cache.sessions.has(sessionId)) return false;
   if (!cache.invocations.has(RuleCache.key(sessionId, invocationId))) return false;
+  // A key not yet taken is not cached: an opening with one is judged on what the store holds.
+  if (event.fact.kind === 'invocation_opened' && event.fact.idempotencyKey !== undefined) return false;
   return operationIdsOf(event.fact).every((id) => cache.operations.has(RuleCache.key(sessionId, id)));
 }
 
@@ -270,6 +278,26 @@ function* loadOperations(
       };
     }
     cache.operations.set(RuleCache.key(row.session_id, row.operation_id), operation);
+  }
+}
+
+function* loadSubmissions(
+  builder: Kysely<LogDatabase>,
+  cache: RuleCache,
+  keys: { sessionId: string; key: string }[],
+): Statements<void> {
+  if (keys.length === 0) return;
+  const rows = yield* run(
+    builder
+      .selectFrom('invocations')
+      .select(['session_id', 'invocation_id', 'idempotency_key'])
+      .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
+      .where('idempotency_key', 'in', unique(keys.map((key) => key.key)))
+      .compile(),
+  );
+  for (const row of rows) {
+    if (row.idempotency_key === null) continue;
+    cache.submissions.set(RuleCache.key(row.session_id, row.idempotency_key), row.invocation_id);
   }
 }
 

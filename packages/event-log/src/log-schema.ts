@@ -28,6 +28,8 @@ export interface InvocationsTable {
   owner_epoch: number | null;
   /** How many takeovers moved this invocation to another owner. */
   fence: number;
+  /** The submitter's key of its opening, unique in the session (null: none given). */
+  idempotency_key: string | null;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { LogDatabase } from './log-schema.js';
 import { hostsMigration } from './migration-0003-hosts.js';
 import { approvalsMigration } from './migration-0004-approvals.js';
 import { oneLiveIndexMigration } from './migration-0005-one-live-index.js';
+import { submissionKeysMigration } from './migration-0006-submission-keys.js';
 import { runMigrations } from './run-migrations.js';
 
 /**
@@ -80,6 +81,7 @@ function migrationsFor(dialect: 'sqlite' | 'postgres'): Record<string, Migration
     '0003_hosts_and_leases': hostsMigration,
     '0004_approvals': approvalsMigration,
     '0005_one_live_index': oneLiveIndexMigration,
+    '0006_submission_keys': submissionKeysMigration,
   };
 }
 

@@ -23,9 +23,13 @@ const INT8 = 20;
  */
 export async function openPostgres(
   url: string,
-  transactionBoundMs = DEFAULT_TRANSACTION_BOUND_MS,
+  options: { readonly size?: number; readonly transactionBoundMs?: number } = {},
 ): Promise<OpenDatabase> {
-  let pool = poolOf(url, false, transactionBoundMs);
+  const settings = {
+    size: options.size ?? 4,
+    boundMs: options.transactionBoundMs ?? DEFAULT_TRANSACTION_BOUND_MS,
+  };
+  let pool = poolOf(url, false, settings);
   try {
     const setting = (
       await pool.query<{ value: string }>(`select current_setting('synchronous_commit') as value`)
@@ -35,7 +39,7 @@ export async function openPostgres(
     // default instead. Every other value waits for at least the local flush, and stands.
     if (setting === 'off') {
       await pool.end();
-      pool = poolOf(url, true, transactionBoundMs);
+      pool = poolOf(url, true, settings);
       await pool.query('select 1');
     }
   } catch (error) {
@@ -47,19 +51,23 @@ export async function openPostgres(
   return {
     db: new Kysely<LogDatabase>({ dialect: new PostgresDialect({ pool }) }),
     dialect: postgresDialect,
-    transact: (steps) => transact(pool, steps, transactionBoundMs * 10),
+    transact: (steps) => transact(pool, steps, settings.boundMs * 10),
   };
 }
 
 /**
- * The log's connections, bounded in time (see `connectionSettings`); `durableCommits`
- * makes each one say `synchronous_commit=on`.
+ * The log's `size` connections, bounded in time (see `connectionSettings`);
+ * `durableCommits` makes each one say `synchronous_commit=on`.
  */
-function poolOf(url: string, durableCommits: boolean, boundMs: number): pg.Pool {
+function poolOf(
+  url: string,
+  durableCommits: boolean,
+  settings: { readonly size: number; readonly boundMs: number },
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: 4,
-    ...connectionSettings(boundMs, durableCommits),
+    max: settings.size,
+    ...connectionSettings(settings.boundMs, durableCommits),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,

@@ -18,6 +18,8 @@ export class RuleCache implements RuleState {
   readonly sessions = new Map<string, SessionRow>();
   readonly invocations = new Map<string, InvocationState>();
   readonly operations = new Map<string, OperationState>();
+  /** Which invocation took a submitter's key, keyed by session and key. */
+  readonly submissions = new Map<string, string>();
   token: number | undefined;
 
   static key(sessionId: string, id: string): string {
@@ -30,6 +32,10 @@ export class RuleCache implements RuleState {
 
   operation(sessionId: string, operationId: string): OperationState | undefined {
     return this.operations.get(RuleCache.key(sessionId, operationId));
+  }
+
+  submission(sessionId: string, key: string): string | undefined {
+    return this.submissions.get(RuleCache.key(sessionId, key));
   }
 
   session(sessionId: string): SessionRow {
@@ -47,6 +53,7 @@ export class RuleCache implements RuleState {
     this.sessions.clear();
     this.invocations.clear();
     this.operations.clear();
+    this.submissions.clear();
     this.token = undefined;
   }
 
@@ -60,7 +67,7 @@ export class RuleCache implements RuleState {
     const gone = new Set<string>();
     for (const id of sessionIds) if (this.sessions.delete(id)) gone.add(id);
     if (gone.size === 0) return;
-    for (const map of [this.invocations, this.operations]) {
+    for (const map of [this.invocations, this.operations, this.submissions]) {
       for (const key of map.keys()) {
         if (gone.has(key.slice(0, key.indexOf('\u0000')))) map.delete(key);
       }
@@ -69,6 +76,8 @@ export class RuleCache implements RuleState {
 
   /** Keeps memory bounded on long-lived logs: past the limit, start over. */
   trim(): void {
-    if (this.invocations.size + this.operations.size + this.sessions.size > limit) this.reset();
+    if (this.invocations.size + this.operations.size + this.sessions.size + this.submissions.size > limit) {
+      this.reset();
+    }
   }
 }

@@ -4,6 +4,7 @@ export type AppendRefusal =
   | 'duplicate_attempt'
   | 'duplicate_event'
   | 'duplicate_invocation'
+  | 'duplicate_submission'
   | 'sealed_invocation'
   | 'unknown_invocation'
   | 'unknown_operation'

@@ -35,6 +35,7 @@ export function* writeRuleEffects(
             owner_host_id: effects.owner?.hostId ?? null,
             owner_epoch: effects.owner?.epoch ?? null,
             fence: 0,
+            idempotency_key: effects.submission ?? null,
           })),
         )
         .compile(),

@@ -3,6 +3,7 @@ import { CliError } from './cli-error.js';
 /** Flags whose values are text, never numbers: `--session 007` is session "007". */
 const TEXT_FLAGS = [
   'session',
+  'idempotency-key',
   'model',
   'api-key',
   'token',

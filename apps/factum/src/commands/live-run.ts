@@ -1,5 +1,5 @@
 import type { InvocationOutcome } from '@factum/agent-facts';
-import type { RunInput, RunOutcome } from '@factum/engine';
+import type { RunInput, RunningInvocation, RunOutcome } from '@factum/engine';
 import type { CommandProcesses } from '../builtin-tools/command-processes.js';
 import type { FactumRuntime } from '../factum-runtime.js';
 import { RunView } from '../terminal/run-view.js';
@@ -34,6 +34,8 @@ export type LiveRunOptions = {
   readonly toolServers?: ReadonlyMap<string, string>;
   /** The shell's running commands: a second Ctrl-C kills their whole process trees. */
   readonly processes?: CommandProcesses;
+  /** Start at most once under this key; a repeat shows the first run's answer. */
+  readonly idempotencyKey?: string;
 };
 
 /**
@@ -56,7 +58,11 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRunOutcome> 
     ...(options.textLabel === undefined ? {} : { textLabel: options.textLabel }),
     ...(options.toolServers === undefined ? {} : { toolServers: options.toolServers }),
   });
-  const running = await runtime.engine.start(input, { observer: view.observer });
+  const running = await runtime.engine.start(input, {
+    observer: view.observer,
+    ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+  });
+  if (running.resubmitted) return replayedRun(context, running);
   view.start();
   let interrupts = 0;
   const onInterrupt = () => {
@@ -98,6 +104,27 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRunOutcome> 
 /** The exit code of a run: 130 when a person interrupted it, else its outcome's. */
 export function exitCodeOfRun(run: LiveRunOutcome): number {
   return run.interrupted === true ? EXIT_INTERRUPTED : exitCodeOf(run.outcome);
+}
+
+/**
+ * A repeated submission: nothing runs here. Says so, waits for the first run's end
+ * (another process may still run it) and shows its answer, as the terminal may show it.
+ */
+async function replayedRun(context: CliContext, running: RunningInvocation): Promise<RunOutcome> {
+  const { terminal } = context;
+  const c = terminal.colors;
+  terminal.line(
+    c.dim(
+      `this idempotency key already started invocation ${shownText(running.invocation.invocationId)}: nothing runs again; ${running.recorded === undefined ? 'waiting for its end' : 'its recorded answer'}:`,
+    ),
+  );
+  const outcome = await running.wait();
+  for (const part of outcome.answer.parts) {
+    terminal.line(
+      part.kind === 'refusal' ? c.yellow(`refused: ${shownText(part.text)}`) : shownText(part.text),
+    );
+  }
+  return outcome;
 }
 
 /** The exit code an outcome maps to: 0 completed, 4 awaiting approval, 130 cancelled, 1 otherwise. */

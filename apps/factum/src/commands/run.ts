@@ -6,6 +6,7 @@ import { tracingFrom, withOtlpOption } from '../telemetry/tracing-option.js';
 import { type ApprovalFlags, requiredApprovals, withApprovalOptions } from './approval-options.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { finishTurn } from './finish-turn.js';
+import { idempotencyKeyFrom, keyedSession } from './idempotency-option.js';
 import { runLive } from './live-run.js';
 import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
 import { openRuntime } from './open-runtime.js';
@@ -24,6 +25,7 @@ type RunOptions = GlobalOptions &
   ShellFlags &
   ApprovalFlags & {
     readonly session?: string;
+    readonly idempotencyKey?: string;
     readonly codeMode?: boolean;
     readonly script?: string;
     readonly otlp?: string;
@@ -52,6 +54,10 @@ export function registerRun(cli: CAC, context: CliContext): void {
               )
               .option('--session <id>', 'continue this session (a new message run in it)')
               .option(
+                '--idempotency-key <key>',
+                'run this message at most once: the same command again gets the first run’s answer and exit code (the key lives in --session, or in a session derived from it)',
+              )
+              .option(
                 '--code-mode',
                 'give the model one exec tool running JavaScript cells that call the tools',
               )
@@ -70,10 +76,12 @@ export function registerRun(cli: CAC, context: CliContext): void {
   )
     .example('factum run "summarise README.md" --base-url http://localhost:11434/v1 --model qwen3')
     .example('factum run "write hello.txt" --script replies.json')
+    .example('factum run "send the invoice" --idempotency-key invoice-2026-12')
     .example('factum run "what time is it?" --mcp \'npx -y @modelcontextprotocol/server-everything\'')
     .action(async (message: string, options: RunOptions) => {
       const shell = await shellIsolation(options, context.env);
       const dataDir = dataDirOf(options, context);
+      const key = idempotencyKeyFrom(options.idempotencyKey);
       const requireApproval = requiredApprovals(options, dataDir, context);
       await using script = await scriptedRoute(options, context);
       const provider = script?.provider ?? providerFrom(options, dataDir, context);
@@ -84,7 +92,8 @@ export function registerRun(cli: CAC, context: CliContext): void {
       );
       const tracing = await tracingFrom(options, context.env);
       await using runtime = await openRuntime({ target: { dataDir } });
-      const invocation = newInvocation(options.session === undefined ? undefined : String(options.session));
+      const session = options.session === undefined ? undefined : String(options.session);
+      const invocation = newInvocation(session ?? (key === undefined ? undefined : keyedSession(key)));
       const configuration: InvocationConfiguration = {
         cwd: workspace.root,
         toolMode: options.codeMode ? 'code_mode' : 'direct',
@@ -94,6 +103,7 @@ export function registerRun(cli: CAC, context: CliContext): void {
         processes,
         runtime,
         toolServers: mcp.servers,
+        ...(key === undefined ? {} : { idempotencyKey: key }),
         input: {
           invocation,
           provider,

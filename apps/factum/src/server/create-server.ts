@@ -9,6 +9,7 @@ import { eventRoutes } from './event-routes.js';
 import { handoffRoutes } from './handoff-routes.js';
 import { InvocationRegistry } from './invocation-registry.js';
 import { LogFollower } from './log-follower.js';
+import { outcomeRoutes } from './outcome-routes.js';
 import type { RouteContext } from './route-context.js';
 import { ServerError } from './server-error.js';
 import { SERVER_DEFAULTS, type ServerOptions } from './server-options.js';
@@ -96,6 +97,7 @@ export function createServer(options: ServerOptions): Hono {
   );
   app.route('/api', turnRoutes(context));
   app.route('/api', handoffRoutes(context));
+  app.route('/api', outcomeRoutes(context));
   app.route('/api', approvalRoutes(context));
   app.route('/api', eventRoutes(context));
   app.route('/api', sessionRoutes(context));

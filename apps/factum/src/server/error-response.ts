@@ -25,6 +25,8 @@ const runStatuses = {
   already_executed: 409,
   approval_input_mismatch: 409,
   not_uncertain: 409,
+  duplicate_invocation: 409,
+  idempotency_conflict: 409,
 } as const satisfies Record<RunErrorCode, ErrorStatus>;
 
 /**

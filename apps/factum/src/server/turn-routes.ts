@@ -2,6 +2,7 @@ import { FactumError } from '@factum/agent-facts';
 import type { ProviderConfig } from '@factum/model';
 import { Hono } from 'hono';
 import { newInvocation } from '../new-invocation.js';
+import { readIdempotencyKey, replayed, requestFingerprint } from './idempotency-key.js';
 import { readJsonBody, readParam } from './read-request.js';
 import { EmptyRequestSchema, IdSchema, TurnRequestSchema } from './request-schemas.js';
 import { liveInvocation, type RouteContext } from './route-context.js';
@@ -11,12 +12,18 @@ import { ServerError } from './server-error.js';
  * `POST /sessions/:session/turns` starts a turn (202 once `invocation_opened` is
  * durable); `POST /invocations/:id/cancel` cancels a live one. A turn belongs to the
  * server, not to the request: it runs on when the client disconnects.
+ *
+ * With an `Idempotency-Key` header the turn is started at most once per session: a
+ * retry with the key gets the first submission's `invocation` (202 while it runs, 200
+ * with its `outcome` once it has ended, both marked `Idempotent-Replayed: true`); the
+ * key with another body is a 409 `idempotency_conflict`, with nothing written.
  */
 export function turnRoutes(context: RouteContext): Hono {
   const app = new Hono();
 
   app.post('/sessions/:session/turns', async (c) => {
     const sessionId = readParam(c, 'session', IdSchema);
+    const key = readIdempotencyKey(c);
     const body = await readJsonBody(c, TurnRequestSchema);
     if (context.closing.aborted)
       throw new ServerError('shutting_down', 'the server is closing; start the turn later');
@@ -29,6 +36,7 @@ export function turnRoutes(context: RouteContext): Hono {
         invocation,
         provider,
         configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
+        ...(key === undefined ? {} : { requestFingerprint: requestFingerprint(body) }),
         ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
         work: {
           kind: 'message',
@@ -38,8 +46,9 @@ export function turnRoutes(context: RouteContext): Hono {
           ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
         },
       },
-      { durableStart: true },
+      { durableStart: true, ...(key === undefined ? {} : { idempotencyKey: key }) },
     );
+    if (running.resubmitted) return replayed(c, running);
     context.registry.add(running);
     return c.json({ invocation }, 202);
   });
