@@ -1,0 +1,128 @@
+import type { CodeExecutor } from '@factum/code-runtime';
+import type { EventLog, StoredEvent } from '@factum/event-log';
+import type { ModelExecutor } from '@factum/model';
+import { RunError } from '../run-error.js';
+import { ReplayComparison } from './compare-replay.js';
+import { compareModelRun } from './model-comparison.js';
+import { servedCatalog } from './recorded-calls.js';
+import { type RecordedInvocation, replayInvocation } from './replay-invocation.js';
+import type { InvocationReplay, ReplayReport } from './replay-report.js';
+import type { InvocationSetup, ReplayOptions } from './replay-setup.js';
+
+const DEFAULT_BOUNDS = { maxEvents: 250_000, maxBytes: 256 * 1024 * 1024 };
+
+/**
+ * Replays recorded invocations of `source` without running any effect and without
+ * writing to it: every invocation the target covers, in log order, into a scratch
+ * sink in memory. See `Engine.replay`.
+ */
+export async function replayLog(
+  source: EventLog,
+  options: ReplayOptions,
+  parts: { readonly models: ModelExecutor; readonly code: CodeExecutor },
+): Promise<ReplayReport> {
+  const signal = options.signal ?? new AbortController().signal;
+  if (signal.aborted) throw new RunError('cancelled', 'the caller aborted before the replay started');
+  const bounds = options.bounds ?? DEFAULT_BOUNDS;
+  const served: InvocationSetup['served'] = { current: undefined };
+  const setup: InvocationSetup = {
+    mode: options.mode,
+    agent: options.agent,
+    catalog: servedCatalog(options.agent.catalog, () => served.current!),
+    served,
+    code: parts.code,
+    models: parts.models,
+    maxSteps: options.maxSteps ?? 50,
+    onNewCall: options.onNewCall ?? 'unavailable',
+    ...(options.now === undefined ? {} : { now: options.now }),
+    readSource: async (sessionId, eventId) => (await source.resolveToolResult(sessionId, eventId)).json(),
+    signal,
+  };
+  const invocations: InvocationReplay[] = [];
+  for (const session of await sessionsOf(source, options, bounds)) {
+    for (const recorded of invocationsOf(session, options)) {
+      if (signal.aborted) throw new RunError('cancelled', 'the caller aborted during the replay');
+      invocations.push(await replayOne(setup, recorded));
+    }
+  }
+  const same = invocations.filter((invocation) => invocation.status === 'same').length;
+  return {
+    mode: options.mode,
+    invocations,
+    summary: { invocations: invocations.length, same, diverged: invocations.length - same },
+  };
+}
+
+async function replayOne(setup: InvocationSetup, recorded: RecordedInvocation): Promise<InvocationReplay> {
+  const { invocation } = recorded.events[0]!.event;
+  const comparison = new ReplayComparison(recorded.events);
+  const verify = setup.mode === 'verify';
+  const run = await replayInvocation(setup, recorded, (facts) => !verify || comparison.check(facts));
+  const ids = { sessionId: invocation.sessionId, invocationId: invocation.invocationId };
+  if (verify) {
+    const divergence = comparison.finish(run.facts);
+    return {
+      ...ids,
+      status: divergence === undefined ? 'same' : 'diverged',
+      compared: comparison.compared,
+      divergences: divergence === undefined ? [] : [divergence],
+    };
+  }
+  const { comparison: model, divergences } = compareModelRun(recorded.events, run);
+  return {
+    ...ids,
+    status: divergences.length === 0 ? 'same' : 'diverged',
+    compared: run.facts.length,
+    divergences,
+    model,
+  };
+}
+
+/** The sessions the target covers, each as its events in log order. */
+async function sessionsOf(
+  source: EventLog,
+  options: ReplayOptions,
+  bounds: ReplayOptions['bounds'] & {},
+): Promise<StoredEvent[][]> {
+  const target = options.target;
+  if (target.kind !== 'all') {
+    const prefix = await source.scopedPrefix({ session: target.sessionId }, bounds);
+    if (prefix.events.length === 0) {
+      throw new RunError('invalid_input', `session ${target.sessionId} has no facts in this log`);
+    }
+    return [[...prefix.events]];
+  }
+  const bySession = new Map<string, StoredEvent[]>();
+  for (const stored of (await source.prefix(bounds)).events) {
+    const id = stored.event.invocation.sessionId;
+    const list = bySession.get(id) ?? [];
+    if (list.length === 0) bySession.set(id, list);
+    list.push(stored);
+  }
+  return [...bySession.values()];
+}
+
+/** The invocations of a session the target covers (opened in it), each with the history before it. */
+function invocationsOf(events: readonly StoredEvent[], options: ReplayOptions): RecordedInvocation[] {
+  const target = options.target;
+  const byInvocation = new Map<string, StoredEvent[]>();
+  const openedAt = new Map<string, number>();
+  events.forEach((stored, index) => {
+    const id = stored.event.invocation.invocationId;
+    if (stored.event.fact.kind === 'invocation_opened') {
+      openedAt.set(id, index);
+      byInvocation.set(id, []);
+    }
+    byInvocation.get(id)?.push(stored);
+  });
+  const chosen = [...openedAt.keys()].filter(
+    (id) => target.kind !== 'invocation' || id === target.invocationId,
+  );
+  if (target.kind === 'invocation' && chosen.length === 0) {
+    throw new RunError(
+      'invalid_input',
+      `invocation ${target.invocationId} was not opened in session ${target.sessionId}`,
+    );
+  }
+  return chosen.map((id) => ({ prefix: events.slice(0, openedAt.get(id)!), events: byInvocation.get(id)! }));
+}
