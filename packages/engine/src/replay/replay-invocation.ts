@@ -1,11 +1,12 @@
 import {
   type Fact,
+  type FactOf,
   type InvocationOutcome,
   type ModelStep,
   RuntimeEvent,
   ToolError,
 } from '@factum/agent-facts';
-import { type ModelRequest, requestDigest, routeIdentity } from '@factum/model';
+import { type ModelRequest, type ProviderConfig, requestDigest, routeIdentity } from '@factum/model';
 import { type CapturedTools, RunTools } from '@factum/tools';
 import { projectMessages, type SessionEvent, toolCallsOf } from '../context-projection.js';
 import { parkedRunOf } from '../parked-run.js';
@@ -82,6 +83,7 @@ export async function replayInvocation(
   });
   const captured = await tools.capture(configuration.cwd);
   const answers = setup.mode === 'verify' ? recordedAnswers(recorded.events) : undefined;
+  const requests = recordedRequests(recorded.events);
   const steps: { stepId: string; step: ModelStep; ms?: number }[] = [];
   const results = new Map<string, unknown>();
   const readResult = async (eventId: string) => {
@@ -116,6 +118,7 @@ export async function replayInvocation(
         readResult,
       );
       const { agent } = setup;
+      const provider = providerOf(setup, requests.get(stepId));
       const request: ModelRequest = {
         messages: agent.instructions
           ? [{ role: 'system', content: agent.instructions }, ...history]
@@ -127,15 +130,15 @@ export async function replayInvocation(
       emit({
         kind: 'model_requested',
         stepId,
-        modelId: agent.provider.model,
+        modelId: provider.model,
         purpose: 'main',
         source: {
           scope: { kind: 'session', id: invocation.sessionId },
           highWater: opening.sequence,
           digest: '',
         },
-        inputDigest: requestDigest(agent.provider, request),
-        routeIdentity: routeIdentity(agent.provider),
+        inputDigest: requestDigest(provider, request),
+        routeIdentity: routeIdentity(provider),
       });
       let step: ModelStep;
       let ms: number | undefined;
@@ -188,7 +191,7 @@ export async function replayInvocation(
     // outside the run and is taken as recorded — unless the loop would have derived it.
     const end = recordedEndOf(recorded.events);
     if (end !== undefined && !isDerived(end)) {
-      if (ending.kind === 'no_answer' && !requested(recorded.events, lastStep)) scratch.events.pop();
+      if (ending.kind === 'no_answer' && !requests.has(lastStep)) scratch.events.pop();
       emit({ kind: 'invocation_ended', outcome: end });
       recordedEnd = true;
     }
@@ -226,8 +229,27 @@ async function continueParked(
   return undefined;
 }
 
-function requested(events: readonly SessionEvent[], stepId: string): boolean {
-  return events.some(({ event }) => event.fact.kind === 'model_requested' && event.fact.stepId === stepId);
+function recordedRequests(events: readonly SessionEvent[]): Map<string, FactOf<'model_requested'>> {
+  const requests = new Map<string, FactOf<'model_requested'>>();
+  for (const { event } of events) {
+    if (event.fact.kind === 'model_requested') requests.set(event.fact.stepId, event.fact);
+  }
+  return requests;
+}
+
+/** The provider a step is digested for: the agent's, or on the recorded route when asked. */
+function providerOf(setup: InvocationSetup, recorded: FactOf<'model_requested'> | undefined): ProviderConfig {
+  const provider = setup.agent.provider;
+  if (setup.route !== 'recorded' || recorded === undefined) return provider;
+  const [kind, baseUrl, ...model] = recorded.routeIdentity.split(' ');
+  const kinds: readonly string[] = ['openai_chat_completions', 'openai_responses', 'anthropic_messages'];
+  if (kind === undefined || baseUrl === undefined || !kinds.includes(kind)) return provider;
+  return {
+    ...provider,
+    kind: kind as ProviderConfig['kind'],
+    baseUrl,
+    model: model.join(' ') || recorded.modelId,
+  };
 }
 
 function endOf(step: ModelStep): InvocationOutcome {

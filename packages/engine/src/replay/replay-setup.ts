@@ -37,6 +37,13 @@ export type ReplayOptions = {
   readonly agent: ReplayAgent;
   /** `model` mode: a call nothing recorded matches is answered `unavailable` (default) or stops the invocation. */
   readonly onNewCall?: 'unavailable' | 'stop';
+  /**
+   * `verify`: where each step's route (provider kind, base URL, model) comes from —
+   * `agent` (default: `agent.provider`, so a changed route is a divergence) or `recorded`
+   * (the route the recorded request names, with the rest of `agent.provider`: for a log
+   * whose runs used a provider that is gone, a scripted one on a loopback port say).
+   */
+  readonly route?: 'agent' | 'recorded';
   /** Model steps per invocation at most (default 50, as the engine's). */
   readonly maxSteps?: number;
   /** `model` mode: times the new model's steps (milliseconds); without it no replayed latency is reported. */
@@ -56,6 +63,7 @@ export type InvocationSetup = {
   readonly code: CodeExecutor;
   readonly models: ModelExecutor;
   readonly maxSteps: number;
+  readonly route: 'agent' | 'recorded';
   readonly onNewCall: 'unavailable' | 'stop';
   readonly now?: () => number;
   /** Reads a recorded tool result from the source log. */

@@ -33,6 +33,7 @@ export async function replayLog(
     code: parts.code,
     models: parts.models,
     maxSteps: options.maxSteps ?? 50,
+    route: options.mode === 'verify' ? (options.route ?? 'agent') : 'agent',
     onNewCall: options.onNewCall ?? 'unavailable',
     ...(options.now === undefined ? {} : { now: options.now }),
     readSource: async (sessionId, eventId) => (await source.resolveToolResult(sessionId, eventId)).json(),
