@@ -85,12 +85,9 @@ export async function replayInvocation(
   const answers = setup.mode === 'verify' ? recordedAnswers(recorded.events) : undefined;
   const requests = recordedRequests(recorded.events);
   const steps: { stepId: string; step: ModelStep; ms?: number }[] = [];
-  const results = new Map<string, unknown>();
   const readResult = async (eventId: string) => {
     const own = scratch.result(eventId);
-    if (own !== undefined) return own.json();
-    if (!results.has(eventId)) results.set(eventId, await setup.readSource(invocation.sessionId, eventId));
-    return results.get(eventId);
+    return own === undefined ? setup.readSource(invocation.sessionId, eventId) : own.json();
   };
 
   let lastStep = '';

@@ -36,7 +36,7 @@ export async function replayLog(
     route: options.mode === 'verify' ? (options.route ?? 'agent') : 'agent',
     onNewCall: options.onNewCall ?? 'unavailable',
     ...(options.now === undefined ? {} : { now: options.now }),
-    readSource: async (sessionId, eventId) => (await source.resolveToolResult(sessionId, eventId)).json(),
+    readSource: sourceResults(source),
     signal,
   };
   const invocations: InvocationReplay[] = [];
@@ -51,6 +51,24 @@ export async function replayLog(
     mode: options.mode,
     invocations,
     summary: { invocations: invocations.length, same, diverged: invocations.length - same },
+  };
+}
+
+/**
+ * Recorded tool results, read from the source once each: every later step's prompt of
+ * the session carries them again, and a read per prompt would make a replay quadratic in
+ * queries.
+ */
+function sourceResults(source: EventLog): InvocationSetup['readSource'] {
+  const read = new Map<string, Promise<unknown>>();
+  return (sessionId, eventId) => {
+    const key = `${sessionId}\u0000${eventId}`;
+    let result = read.get(key);
+    if (result === undefined) {
+      result = source.resolveToolResult(sessionId, eventId).then((stored) => stored.json());
+      read.set(key, result);
+    }
+    return result;
   };
 }
 
