@@ -15,12 +15,19 @@ import { Engine } from '../src/index.ts';
 const turns = Number(process.env.FACTUM_BENCH_REPLAY_TURNS ?? 1000);
 const bounds = { maxEvents: 1_000_000, maxBytes: 1024 * 1024 * 1024 };
 
-export async function replayVerify(provider: ScriptedProvider, models: ModelExecutor, code: CodeExecutor): Promise<void> {
+export async function replayVerify(
+  provider: ScriptedProvider,
+  models: ModelExecutor,
+  code: CodeExecutor,
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'factum-replay-bench-'));
   const catalog = new ToolCatalog([
     {
       definition: { name: 'lookup', description: 'looks a value up', inputSchema: { type: 'object' } },
-      handler: ToolHandler.immediate({ names: () => ['lookup'], invoke: async (_, input) => ({ found: input }) }),
+      handler: ToolHandler.immediate({
+        names: () => ['lookup'],
+        invoke: async (_, input) => ({ found: input }),
+      }),
       nesting: 'nestable',
       semantics: 'parallel',
     },
@@ -47,7 +54,8 @@ export async function replayVerify(provider: ScriptedProvider, models: ModelExec
       engine.replay(log, { target: { kind: 'session', sessionId: 'long' }, mode: 'verify', agent });
     const read = () => log.scopedPrefix({ session: 'long' }, bounds);
     const first = await replay();
-    if (first.summary.same !== turns) throw new Error(`the replay diverged: ${JSON.stringify(first.summary)}`);
+    if (first.summary.same !== turns)
+      throw new Error(`the replay diverged: ${JSON.stringify(first.summary)}`);
     await read();
     let replayMs = 0;
     let readMs = 0;
