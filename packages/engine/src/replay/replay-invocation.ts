@@ -10,6 +10,7 @@ import { type ModelRequest, type ProviderConfig, requestDigest, routeIdentity } 
 import { type CapturedTools, RunTools } from '@factum/tools';
 import { projectMessages, type SessionEvent, toolCallsOf } from '../context-projection.js';
 import { parkedRunOf } from '../parked-run.js';
+import { isDerivedEnd } from './compare-replay.js';
 import { RecordedCalls, recordedCalls } from './recorded-calls.js';
 import type { InvocationSetup } from './replay-setup.js';
 import { ScratchSink } from './scratch-sink.js';
@@ -34,9 +35,6 @@ export type ReplayRun = {
 
 /** Why the loop stopped before an end of its own. */
 type Stop = { readonly kind: 'no_answer' } | { readonly kind: 'uncertain' } | { readonly kind: 'diverged' };
-
-/** Ends the loop derives itself from the model's answers; any other end came from outside the run. */
-const DERIVED_FAILURES = new Set(['step_limit', 'output_limit', 'model_refused']);
 
 /**
  * Replays one invocation as the engine runs it: each step's request is built by the
@@ -187,7 +185,7 @@ export async function replayInvocation(
     // The recording goes no further (a crash, a cancel, a handoff): its end came from
     // outside the run and is taken as recorded — unless the loop would have derived it.
     const end = recordedEndOf(recorded.events);
-    if (end !== undefined && !isDerived(end)) {
+    if (end !== undefined && !isDerivedEnd(end)) {
       if (ending.kind === 'no_answer' && !requests.has(lastStep)) scratch.events.pop();
       emit({ kind: 'invocation_ended', outcome: end });
       recordedEnd = true;
@@ -275,9 +273,4 @@ function recordedAnswers(events: readonly SessionEvent[]): Map<string, ModelStep
 export function recordedEndOf(events: readonly SessionEvent[]): InvocationOutcome | undefined {
   for (const { event } of events) if (event.fact.kind === 'invocation_ended') return event.fact.outcome;
   return undefined;
-}
-
-function isDerived(end: InvocationOutcome): boolean {
-  if (end.kind === 'completed' || end.kind === 'approval_pending') return true;
-  return end.kind === 'failed' && DERIVED_FAILURES.has(end.error.code);
 }
