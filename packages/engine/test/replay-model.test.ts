@@ -78,4 +78,34 @@ describe('replay in model mode', () => {
     );
     await engine.close();
   });
+
+  it('a new model that fails ends its invocation failed in the report, as the engine ends a run, and nothing runs', async () => {
+    using dir = temporaryDirectory();
+    await using recording = await startScriptedProvider();
+    const ledger = new Ledger();
+    const catalog = approvalCatalog(ledger);
+    recording.script(calls(['echo', { value: 1 }]), { text: 'recorded answer' });
+    await using log = await EventLog.open(dir.file);
+    const engine = new Engine({
+      log,
+      models: new ModelExecutor({ timeoutMs: 5_000, retry: { maxAttempts: 1 } }),
+      code: new CodeExecutor(),
+    });
+    await engine.run(
+      approvalInput(recording.config({ model: 'test', auth: { apiKey: 'k' } }), 'one', catalog),
+    );
+    await using next = await startScriptedProvider();
+    next.script({ status: 401, body: { error: { message: 'bad key' } } });
+    const report = await engine.replay(log, {
+      target: { kind: 'session', sessionId: 'session' },
+      mode: 'model',
+      agent: agentOf(next, catalog),
+    });
+    const model = report.invocations[0]!.model!;
+    expect(model.answers.replayed.end).toBe('failed: model_auth');
+    expect(model.missingCalls.map((call) => call.name)).toEqual(['echo']);
+    expect(report.invocations[0]!.divergences.map((entry) => entry.kind)).toEqual(['call', 'end']);
+    expect(ledger.ran).toEqual([{ value: 1 }]);
+    await engine.close();
+  });
 });

@@ -6,8 +6,15 @@ import {
   RuntimeEvent,
   ToolError,
 } from '@factum/agent-facts';
-import { type ModelRequest, type ProviderConfig, requestDigest, routeIdentity } from '@factum/model';
+import {
+  ModelError,
+  type ModelRequest,
+  type ProviderConfig,
+  requestDigest,
+  routeIdentity,
+} from '@factum/model';
 import { type CapturedTools, RunTools } from '@factum/tools';
+import { classify } from '../agent-loop.js';
 import { projectMessages, type SessionEvent, toolCallsOf } from '../context-projection.js';
 import { parkedRunOf } from '../parked-run.js';
 import { isDerivedEnd } from './compare-replay.js';
@@ -143,11 +150,17 @@ export async function replayInvocation(
         step = answer;
       } else {
         const started = setup.now?.();
-        const stream = setup.models.stream(request, { provider: agent.provider, signal: setup.signal });
-        for await (const _ of stream) {
-          // The observations are the answer's stream; the replay keeps only the answer.
+        try {
+          const stream = setup.models.stream(request, { provider, signal: setup.signal });
+          for await (const _ of stream) {
+            // The observations are the answer's stream; the replay keeps only the answer.
+          }
+          step = await stream.step();
+        } catch (error) {
+          // As the engine does: a model that fails ends the run failed, and the report says so.
+          if (setup.signal.aborted || !ModelError.isInstance(error)) throw error;
+          return { kind: 'failed', error: classify(error) };
         }
-        step = await stream.step();
         if (started !== undefined) ms = setup.now!() - started;
       }
       emit({ kind: 'model_completed', stepId, output: step });
