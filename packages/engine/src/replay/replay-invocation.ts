@@ -134,9 +134,11 @@ export async function replayInvocation(
         stepId,
         modelId: provider.model,
         purpose: 'main',
-        source: {
+        // Where the prompt stood in the log is not compared (a scratch sink keeps no chain):
+        // the recorded request's, or for a step the recording lacks, the scratch position.
+        source: requests.get(stepId)?.source ?? {
           scope: { kind: 'session', id: invocation.sessionId },
-          highWater: opening.sequence,
+          highWater: scratch.events.at(-1)!.sequence,
           digest: '',
         },
         inputDigest: requestDigest(provider, request),
