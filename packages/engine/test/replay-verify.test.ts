@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
@@ -11,7 +13,7 @@ import { agentOf, Ledger, recordRuns } from './support/replay-log.ts';
 async function replay(
   file: string,
   agent: ReplayAgent,
-  options: { target?: 'all' | string } = {},
+  options: { target?: 'all' | string; scratchFile?: string } = {},
 ): Promise<ReplayReport> {
   await using log = await EventLog.open(file);
   const engine = new Engine({
@@ -23,7 +25,8 @@ async function replay(
     options.target === undefined || options.target === 'all'
       ? { kind: 'all' as const }
       : { kind: 'session' as const, sessionId: options.target };
-  const report = await engine.replay(log, { target, mode: 'verify', agent });
+  const scratch = options.scratchFile === undefined ? {} : { scratchFile: options.scratchFile };
+  const report = await engine.replay(log, { target, mode: 'verify', agent, ...scratch });
   await engine.close();
   return report;
 }
@@ -55,8 +58,23 @@ describe('replay in verify mode', () => {
     expect(ledger.ran, 'no effect ran again').toHaveLength(ran);
     expect(provider.requests, 'no model was asked').toHaveLength(requests);
     expect(await factsOf(dir.file), 'nothing was written to the source log').toEqual(before);
-    const again = await replay(dir.file, agentOf(provider, catalog));
+    const scratchFile = join(dir.path, 'scratch.jsonl');
+    const again = await replay(dir.file, agentOf(provider, catalog), { scratchFile });
     expect(JSON.stringify(again)).toBe(JSON.stringify(report));
+    // The scratch facts, written where asked: each invocation's opening, then what it produced.
+    const scratch = readFileSync(scratchFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const ends = scratch.filter((stored) => stored.event.fact.kind === 'invocation_ended');
+    expect(ends.map((stored) => stored.event.invocation.invocationId)).toEqual(
+      report.invocations.map((entry) => entry.invocationId),
+    );
+    expect(scratch.filter((stored) => stored.event.fact.kind === 'tool_settled')).toHaveLength(9);
+    await replay(dir.file, agentOf(provider, catalog), { scratchFile });
+    expect(readFileSync(scratchFile, 'utf8'), 'replaced, and the same bytes again').toBe(
+      scratch.map((line) => `${JSON.stringify(line)}\n`).join(''),
+    );
   });
 
   it('reports a different prompt projection at the first request, with both digests', async () => {

@@ -38,6 +38,8 @@ export type ReplayRun = {
   readonly calls: RecordedCalls;
   /** True when the replay took the recorded end as is (an end from outside the run). */
   readonly recordedEnd: boolean;
+  /** Everything the scratch sink holds for this invocation, its opening first. */
+  readonly events: readonly SessionEvent[];
 };
 
 /** Why the loop stopped before an end of its own. */
@@ -208,7 +210,7 @@ export async function replayInvocation(
   } else {
     emit({ kind: 'invocation_ended', outcome: ending });
   }
-  return { facts: produced(), steps, calls, recordedEnd };
+  return { facts: produced(), steps, calls, recordedEnd, events: scratch.events };
 }
 
 /** A continuation first carries out the decisions on its source's parked calls. */

@@ -48,6 +48,12 @@ export type ReplayOptions = {
   readonly maxSteps?: number;
   /** `model` mode: times the new model's steps (milliseconds); without it no replayed latency is reported. */
   readonly now?: () => number;
+  /**
+   * A file the scratch facts are written to as JSON lines (`{ sequence, event }`), replaced
+   * at the start: what each replayed invocation produced, to read beside the recording.
+   * By default they stay in memory and go with the replay.
+   */
+  readonly scratchFile?: string;
   /** Bounds of what is read from the source log. */
   readonly bounds?: { readonly maxEvents: number; readonly maxBytes: number };
   readonly signal?: AbortSignal;

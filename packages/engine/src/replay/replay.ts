@@ -1,3 +1,4 @@
+import { appendFile, writeFile } from 'node:fs/promises';
 import type { CodeExecutor } from '@factum/code-runtime';
 import type { EventLog, StoredEvent } from '@factum/event-log';
 import type { ModelExecutor } from '@factum/model';
@@ -5,7 +6,7 @@ import { RunError } from '../run-error.js';
 import { ReplayComparison } from './compare-replay.js';
 import { compareModelRun } from './model-comparison.js';
 import { servedCatalog } from './recorded-calls.js';
-import { type RecordedInvocation, replayInvocation } from './replay-invocation.js';
+import { type RecordedInvocation, type ReplayRun, replayInvocation } from './replay-invocation.js';
 import type { InvocationReplay, ReplayReport } from './replay-report.js';
 import type { InvocationSetup, ReplayOptions } from './replay-setup.js';
 
@@ -40,10 +41,15 @@ export async function replayLog(
     signal,
   };
   const invocations: InvocationReplay[] = [];
+  const scratch = options.scratchFile;
+  if (scratch !== undefined) await writeFile(scratch, '');
   for (const session of await sessionsOf(source, options, bounds)) {
     for (const recorded of invocationsOf(session, options)) {
       if (signal.aborted) throw new RunError('cancelled', 'the caller aborted during the replay');
-      invocations.push(await replayOne(setup, recorded));
+      const { report, events } = await replayOne(setup, recorded);
+      invocations.push(report);
+      if (scratch !== undefined)
+        await appendFile(scratch, events.map((stored) => `${JSON.stringify(stored)}\n`).join(''));
     }
   }
   const same = invocations.filter((invocation) => invocation.status === 'same').length;
@@ -72,7 +78,10 @@ function sourceResults(source: EventLog): InvocationSetup['readSource'] {
   };
 }
 
-async function replayOne(setup: InvocationSetup, recorded: RecordedInvocation): Promise<InvocationReplay> {
+async function replayOne(
+  setup: InvocationSetup,
+  recorded: RecordedInvocation,
+): Promise<{ report: InvocationReplay; events: ReplayRun['events'] }> {
   const { invocation } = recorded.events[0]!.event;
   const comparison = new ReplayComparison(recorded.events);
   const verify = setup.mode === 'verify';
@@ -80,21 +89,23 @@ async function replayOne(setup: InvocationSetup, recorded: RecordedInvocation): 
   const ids = { sessionId: invocation.sessionId, invocationId: invocation.invocationId };
   if (verify) {
     const divergence = comparison.finish(run.facts);
-    return {
+    const report: InvocationReplay = {
       ...ids,
       status: divergence === undefined ? 'same' : 'diverged',
       compared: comparison.compared,
       divergences: divergence === undefined ? [] : [divergence],
     };
+    return { report, events: run.events };
   }
   const { comparison: model, divergences } = compareModelRun(recorded.events, run);
-  return {
+  const report: InvocationReplay = {
     ...ids,
     status: divergences.length === 0 ? 'same' : 'diverged',
     compared: run.facts.length,
     divergences,
     model,
   };
+  return { report, events: run.events };
 }
 
 /** The sessions the target covers, each as its events in log order. */
