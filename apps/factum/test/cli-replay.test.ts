@@ -31,13 +31,26 @@ describe('factum replay', () => {
     expect(text.stdout).toMatch(/^same {5}invocation-/m);
     expect(text.stdout).toContain('verify: 1 invocations replayed, 1 same, 0 diverged');
 
-    const json = await runCli(['replay', '--all', '--verify', '--json', '--dir', dir.dataDir], {
-      cwd: dir.workspace,
-    });
+    const scratchFile = join(dir.path, 'replayed.jsonl');
+    const json = await runCli(
+      ['replay', '--all', '--verify', '--json', '--scratch', scratchFile, '--dir', dir.dataDir],
+      { cwd: dir.workspace },
+    );
     expect(json.code).toBe(0);
     const report = ReplayOutputSchema.parse(JSON.parse(json.stdout));
     expect(report.summary).toEqual({ invocations: 1, same: 1, diverged: 0 });
     expect(report.invocations[0]!.compared).toBe(7);
+    const scratch = readFileSync(scratchFile, 'utf8').trim().split('\n');
+    expect(scratch.map((line) => JSON.parse(line).event.fact.kind)).toEqual([
+      'invocation_opened',
+      'model_requested',
+      'model_completed',
+      'tool_dispatched',
+      'tool_settled',
+      'model_requested',
+      'model_completed',
+      'invocation_ended',
+    ]);
     const again = await runCli(['replay', '--all', '--json', '--dir', dir.dataDir], { cwd: dir.workspace });
     expect(again.stdout, 'the same replay, byte for byte').toBe(json.stdout);
 

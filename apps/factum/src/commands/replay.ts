@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { ReplayOptions, ReplayReport, ReplayTarget } from '@factum/engine';
 import type { ProviderConfig } from '@factum/model';
 import type { CAC } from 'cac';
@@ -22,6 +23,7 @@ type ReplayFlags = GlobalOptions &
     readonly verify?: boolean;
     readonly script?: string;
     readonly json?: boolean;
+    readonly scratch?: string;
   };
 
 /** The exit code of a replay that found a divergence. */
@@ -61,6 +63,7 @@ export function registerReplay(cli: CAC, context: CliContext): void {
             '--allow-shell',
             'the runs had the shell tool (the same catalog as `factum run --allow-shell`)',
           )
+          .option('--scratch <file>', 'also write the facts the replay produced to <file>, as JSON lines')
           .option('--json', 'print the report as one JSON document (ReplayOutputSchema, see the README)'),
       ),
     ),
@@ -114,6 +117,7 @@ export function registerReplay(cli: CAC, context: CliContext): void {
           approvals: { requireApproval },
         },
         ...(live ? { now: () => performance.now() } : {}),
+        ...(flags.scratch === undefined ? {} : { scratchFile: resolve(context.cwd, String(flags.scratch)) }),
       };
       let report: ReplayReport;
       try {
