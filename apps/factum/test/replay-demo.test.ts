@@ -79,5 +79,11 @@ describe('replay over the log the demo leaves', () => {
     });
     expect(await log.sessionHead(sessionId), 'nothing was written to the log').toEqual(before);
     await engine.close();
+
+    // The command line knows the demo's runs by their workspace and replays them with its agent.
+    const cli = await runCli(['replay', '--all', '--dir', dir.dataDir], { cwd: dir.path });
+    expect(cli.stderr).toBe('');
+    expect(cli.stdout).toContain('verify: 4 invocations replayed, 4 same, 0 diverged');
+    expect(cli.code).toBe(0);
   }, 90_000);
 });

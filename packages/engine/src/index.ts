@@ -17,7 +17,7 @@ export type {
   ReplayDivergence,
   ReplayReport,
 } from './replay/replay-report.js';
-export type { ReplayAgent, ReplayOptions, ReplayTarget } from './replay/replay-setup.js';
+export type { OpenedInvocation, ReplayAgent, ReplayOptions, ReplayTarget } from './replay/replay-setup.js';
 export { recordedOutcome } from './run-answer.js';
 export type { RunErrorCode } from './run-error.js';
 export { RunError } from './run-error.js';

@@ -1,5 +1,12 @@
-import { resolve } from 'node:path';
-import type { ReplayOptions, ReplayReport, ReplayTarget } from '@factum/engine';
+import { existsSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+import type {
+  OpenedInvocation,
+  ReplayAgent,
+  ReplayOptions,
+  ReplayReport,
+  ReplayTarget,
+} from '@factum/engine';
 import type { ProviderConfig } from '@factum/model';
 import type { CAC } from 'cac';
 import { hasLog } from '../data-directory.js';
@@ -110,12 +117,12 @@ export function registerReplay(cli: CAC, context: CliContext): void {
         mode: modelMode ? 'model' : 'verify',
         // The route the runs recorded: a verify run needs no model, and no provider settings but the body's.
         route: 'recorded',
-        agent: {
+        agent: await agentsOf(log, resolve(context.cwd, dataDir), {
           provider,
           catalog: catalog(),
           instructions: instructionsFor(workspace),
           approvals: { requireApproval },
-        },
+        }),
         ...(live ? { now: () => performance.now() } : {}),
         ...(flags.scratch === undefined ? {} : { scratchFile: resolve(context.cwd, String(flags.scratch)) }),
       };
@@ -153,6 +160,38 @@ function providerOrPlaceholder(
       auth: { none: true },
     };
   }
+}
+
+/**
+ * The agent of each invocation: `run`'s, except for the runs `factum demo` made — they were
+ * given the demo's agent (the built-in tools of the demo's own workspace, under
+ * `<dir>/demo/`, and no instructions), so a log the demo wrote replays the same.
+ */
+async function agentsOf(
+  log: Parameters<typeof indexInvocations>[0],
+  dataDir: string,
+  agent: ReplayAgent,
+): Promise<ReplayAgent | ((opened: OpenedInvocation) => ReplayAgent)> {
+  const demoRoot = join(dataDir, 'demo') + sep;
+  const cwds = new Set<string>();
+  for (const summary of await indexInvocations(log)) {
+    const cwd = summary.configuration?.cwd;
+    if (cwd?.startsWith(demoRoot)) cwds.add(cwd);
+  }
+  if (cwds.size === 0) return agent;
+  const [{ builtinCatalog }, { Workspace }] = await Promise.all([
+    import('../builtin-tools/builtin-catalog.js'),
+    import('../builtin-tools/workspace.js'),
+  ]);
+  const demo = new Map<string, ReplayAgent>();
+  for (const cwd of cwds) {
+    if (!existsSync(cwd)) continue;
+    demo.set(cwd, {
+      provider: agent.provider,
+      catalog: builtinCatalog({ workspace: await Workspace.open(cwd) }),
+    });
+  }
+  return (opened) => demo.get(opened.configuration?.cwd ?? '') ?? agent;
 }
 
 /** An id names a session when the log has one by that name, else an invocation (a unique prefix will do). */

@@ -1,3 +1,4 @@
+import type { Invocation, InvocationConfiguration } from '@factum/agent-facts';
 import type { CodeExecutor } from '@factum/code-runtime';
 import type { ModelExecutor, ProviderConfig } from '@factum/model';
 import type { ToolCatalog } from '@factum/tools';
@@ -25,6 +26,12 @@ export type ReplayAgent = {
   readonly approvals?: RunApprovals;
 };
 
+/** What an invocation's recorded opening says about it, to choose its agent by. */
+export type OpenedInvocation = {
+  readonly invocation: Invocation;
+  readonly configuration: InvocationConfiguration | undefined;
+};
+
 /** Options of a replay. */
 export type ReplayOptions = {
   readonly target: ReplayTarget;
@@ -34,7 +41,11 @@ export type ReplayOptions = {
    * are not run.
    */
   readonly mode: 'verify' | 'model';
-  readonly agent: ReplayAgent;
+  /**
+   * The agent, or for a log whose runs were given different agents (an app's demo beside
+   * its own runs), the agent of each invocation, chosen from its recorded opening.
+   */
+  readonly agent: ReplayAgent | ((opened: OpenedInvocation) => ReplayAgent);
   /** `model` mode: a call nothing recorded matches is answered `unavailable` (default) or stops the invocation. */
   readonly onNewCall?: 'unavailable' | 'stop';
   /**

@@ -2,13 +2,14 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import type { CodeExecutor } from '@factum/code-runtime';
 import type { EventLog, StoredEvent } from '@factum/event-log';
 import type { ModelExecutor } from '@factum/model';
+import type { ToolCatalog } from '@factum/tools';
 import { RunError } from '../run-error.js';
 import { ReplayComparison } from './compare-replay.js';
 import { compareModelRun } from './model-comparison.js';
 import { servedCatalog } from './recorded-calls.js';
 import { type RecordedInvocation, type ReplayRun, replayInvocation } from './replay-invocation.js';
 import type { InvocationReplay, ReplayReport } from './replay-report.js';
-import type { InvocationSetup, ReplayOptions } from './replay-setup.js';
+import type { InvocationSetup, OpenedInvocation, ReplayOptions } from './replay-setup.js';
 
 const DEFAULT_BOUNDS = { maxEvents: 250_000, maxBytes: 256 * 1024 * 1024 };
 
@@ -26,10 +27,20 @@ export async function replayLog(
   if (signal.aborted) throw new RunError('cancelled', 'the caller aborted before the replay started');
   const bounds = options.bounds ?? DEFAULT_BOUNDS;
   const served: InvocationSetup['served'] = { current: undefined };
-  const setup: InvocationSetup = {
+  const catalogs = new Map<ToolCatalog, ToolCatalog>();
+  const agentOf = (opened: OpenedInvocation) =>
+    typeof options.agent === 'function' ? options.agent(opened) : options.agent;
+  const setupOf = (opened: OpenedInvocation): InvocationSetup => {
+    const agent = agentOf(opened);
+    let catalog = catalogs.get(agent.catalog);
+    if (catalog === undefined) {
+      catalog = servedCatalog(agent.catalog, () => served.current!);
+      catalogs.set(agent.catalog, catalog);
+    }
+    return { ...setup, agent, catalog };
+  };
+  const setup: Omit<InvocationSetup, 'agent' | 'catalog'> = {
     mode: options.mode,
-    agent: options.agent,
-    catalog: servedCatalog(options.agent.catalog, () => served.current!),
     served,
     code: parts.code,
     models: parts.models,
@@ -46,7 +57,13 @@ export async function replayLog(
   for (const session of await sessionsOf(source, options, bounds)) {
     for (const recorded of invocationsOf(session, options)) {
       if (signal.aborted) throw new RunError('cancelled', 'the caller aborted during the replay');
-      const { report, events } = await replayOne(setup, recorded);
+      const opening = recorded.events[0]!.event;
+      const configuration =
+        opening.fact.kind === 'invocation_opened' ? opening.fact.configuration : undefined;
+      const { report, events } = await replayOne(
+        setupOf({ invocation: opening.invocation, configuration }),
+        recorded,
+      );
       invocations.push(report);
       if (scratch !== undefined)
         await appendFile(scratch, events.map((stored) => `${JSON.stringify(stored)}\n`).join(''));
