@@ -143,6 +143,33 @@ describe('replay in verify mode', () => {
       operationId: 'invocation-parallel/1:call-1',
     });
   });
+
+  it('refuses a target the log does not hold and an aborted replay with typed errors', async () => {
+    using dir = temporaryDirectory();
+    await using provider = await startScriptedProvider();
+    const catalog = await recordRuns(dir.file, provider, new Ledger());
+    await using log = await EventLog.open(dir.file);
+    const engine = new Engine({
+      log,
+      models: new ModelExecutor({ timeoutMs: 5_000 }),
+      code: new CodeExecutor(),
+    });
+    const agent = agentOf(provider, catalog);
+    await expect(
+      engine.replay(log, { target: { kind: 'session', sessionId: 'nope' }, mode: 'verify', agent }),
+    ).rejects.toMatchObject({ code: 'invalid_input', message: 'session nope has no facts in this log' });
+    await expect(
+      engine.replay(log, {
+        target: { kind: 'invocation', sessionId: 'session', invocationId: 'invocation-nope' },
+        mode: 'verify',
+        agent,
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(
+      engine.replay(log, { target: { kind: 'all' }, mode: 'verify', agent, signal: AbortSignal.abort() }),
+    ).rejects.toMatchObject({ code: 'cancelled' });
+    await engine.close();
+  });
 });
 
 async function factsOf(file: string) {
