@@ -1,5 +1,6 @@
 import {
   EventWrite,
+  type Fact,
   type Invocation,
   RuntimeEvent,
   type ToolCallContext,
@@ -11,7 +12,7 @@ import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { type ScriptedProvider, startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
-import { Engine, type RunInput } from '../src/index.ts';
+import { Engine, RunError, type RunInput } from '../src/index.ts';
 import { bounds, done, input, oneCall } from './support/agent-loop.ts';
 
 /** An effect ledger: every execution of the tool, by session and operation. */
@@ -244,5 +245,62 @@ describe.each(testStores())('fork on $name', (stores) => {
     await runtime.engine.drain();
     expect(await runtime.log.sessionHead('forged')).toMatchObject({ highWater: 0 });
     expect(await runtime.log.verifyChain()).toMatchObject({ ok: true });
+  }, 30_000);
+  it('an operation uncertain at the fork point stays uncertain in the fork and is never run again', async () => {
+    await using store = await stores.create();
+    await using provider = await startScriptedProvider();
+    provider.script(done);
+    const ledger = new Ledger();
+    await using runtime = await opened(store.target);
+    const first: Invocation = {
+      sessionId: 'session',
+      turnId: 'turn-first',
+      runId: 'run-first',
+      invocationId: 'invocation-first',
+    };
+    const stepId = 'invocation-first/1';
+    const facts: Fact[] = [
+      {
+        kind: 'invocation_opened',
+        configuration: { cwd: '/workspace', toolMode: 'direct' },
+        input: { kind: 'message', content: 'question first', sourceMessages: [] },
+      },
+      {
+        kind: 'model_completed',
+        stepId,
+        output: {
+          parts: [{ kind: 'tool_call', call: { id: 'call-1', name: 'echo', input: {} } }],
+          finishReason: 'tool_calls',
+          usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+        },
+      },
+      {
+        kind: 'tool_dispatched',
+        operationId: `${stepId}:call-1`,
+        call: { id: 'call-1', name: 'echo', input: {}, origin: { kind: 'provider', stepId } },
+      },
+      {
+        kind: 'invocation_ended',
+        outcome: { kind: 'failed', error: { code: 'crashed', message: 'the host died' } },
+      },
+    ];
+    for (const fact of facts) await runtime.log.append(EventWrite.plain(RuntimeEvent.create(first, fact)));
+    await runtime.engine.fork({ session: 'session' }, { newSession: 'forked' });
+    const refused = await runtime.engine.run(turn(provider, 'forked', 'second', ledger)).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(RunError.isInstance(refused) && refused.code).toBe('uncertain_operations');
+    const base = turn(provider, 'forked', 'third', ledger);
+    const outcome = await runtime.engine.run({
+      ...base,
+      work: { ...base.work, allowPriorUnknown: true } as RunInput['work'],
+    });
+    expect(outcome.outcome).toEqual({ kind: 'completed' });
+    expect(ledger.runs, 'the uncertain effect was not run again').toEqual([]);
+    const tool = (provider.requests[0]!.messages as { role: string; content?: string }[]).find(
+      (message) => message.role === 'tool',
+    );
+    expect(tool?.content).toContain('the outcome is unknown');
   }, 30_000);
 });
