@@ -67,17 +67,25 @@ async function lastEnd(
     .orderBy('ended_sequence', 'desc')
     .limit(1)
     .executeTakeFirst();
-  return row === undefined ? undefined : named(db, sessionId, row.invocation_id, upTo);
+  return row === undefined ? undefined : endOf(db, sessionId, row.invocation_id, upTo);
 }
 
+/** `at` as an invocation id first (ids may hold a slash), else as a step id `<invocation>/<n>`. */
 async function named(
   db: Kysely<LogDatabase>,
   sessionId: string,
   at: string,
   upTo: number,
 ): Promise<ForkPoint | undefined> {
+  const end = await endOf(db, sessionId, at, upTo);
+  if (end !== undefined) return end;
   const slash = at.lastIndexOf('/');
-  const invocationId = slash > 0 ? at.slice(0, slash) : at;
+  return slash > 0
+    ? stepOf(db, sessionId, { invocationId: at.slice(0, slash), stepId: at }, upTo)
+    : undefined;
+}
+
+async function invocationRow(db: Kysely<LogDatabase>, sessionId: string, invocationId: string, upTo: number) {
   const row = await db
     .selectFrom('invocations')
     .select(['turn_id', 'run_id', 'opened_sequence', 'ended_sequence'])
@@ -85,30 +93,47 @@ async function named(
     .where('invocation_id', '=', invocationId)
     .executeTakeFirst();
   if (row === undefined || Number(row.opened_sequence) > upTo) return undefined;
-  const invocation = { sessionId, turnId: row.turn_id, runId: row.run_id, invocationId };
   if (row.ended_sequence === null) {
     throw new AppendRefusedError(
       'source_live',
       `invocation ${invocationId} of session ${sessionId} is still live: fork at an invocation that has ended, or once it ends`,
     );
   }
-  if (slash <= 0) {
-    const ended = Number(row.ended_sequence);
-    if (ended > upTo) return undefined;
-    return { source: await boundaryAt(db, invocation, ended) };
-  }
+  const invocation = { sessionId, turnId: row.turn_id, runId: row.run_id, invocationId };
+  return { invocation, ended: Number(row.ended_sequence) };
+}
+
+async function endOf(
+  db: Kysely<LogDatabase>,
+  sessionId: string,
+  invocationId: string,
+  upTo: number,
+): Promise<ForkPoint | undefined> {
+  const row = await invocationRow(db, sessionId, invocationId, upTo);
+  if (row === undefined || row.ended > upTo) return undefined;
+  return { source: await boundaryAt(db, row.invocation, row.ended) };
+}
+
+async function stepOf(
+  db: Kysely<LogDatabase>,
+  sessionId: string,
+  at: { readonly invocationId: string; readonly stepId: string },
+  upTo: number,
+): Promise<ForkPoint | undefined> {
+  const row = await invocationRow(db, sessionId, at.invocationId, upTo);
+  if (row === undefined) return undefined;
   const requested = await db
     .selectFrom('events')
     .select(['sequence', 'body'])
     .where('session_id', '=', sessionId)
-    .where('invocation_id', '=', invocationId)
+    .where('invocation_id', '=', at.invocationId)
     .where('kind', '=', 'model_requested')
     .where('sequence', '<=', upTo)
     .orderBy('sequence', 'asc')
     .execute();
   const step = requested
     .map(decodeRow)
-    .find(({ event }) => 'stepId' in event.fact && event.fact.stepId === at);
+    .find(({ event }) => 'stepId' in event.fact && event.fact.stepId === at.stepId);
   if (step === undefined) return undefined;
   const before = await db
     .selectFrom('events')
@@ -118,7 +143,7 @@ async function named(
     .orderBy('sequence', 'desc')
     .limit(1)
     .executeTakeFirstOrThrow();
-  return { source: await boundaryAt(db, invocation, Number(before.sequence)), step: at };
+  return { source: await boundaryAt(db, row.invocation, Number(before.sequence)), step: at.stepId };
 }
 
 async function boundaryAt(
