@@ -2,17 +2,18 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
+import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
-import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
+import { bounds, done, input } from './support/agent-loop.ts';
 
 const child = fileURLToPath(new URL('./support/fork-child.ts', import.meta.url));
 
-function runChild(file: string, when: string): Promise<string | null> {
+function runChild(target: string, when: string): Promise<string | null> {
   return new Promise((resolve, reject) => {
-    const process = spawn('node', ['--conditions=@factum/source', '--import', 'tsx', child, file, when], {
+    const process = spawn('node', ['--conditions=@factum/source', '--import', 'tsx', child, target, when], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     process.on('error', reject);
@@ -22,18 +23,19 @@ function runChild(file: string, when: string): Promise<string | null> {
 
 const noEffect = { names: () => ['echo'], invoke: async (_name: string, value: unknown) => value };
 
-describe('crash safety of a fork', () => {
+describe.each(testStores())('crash safety of a fork on $name', (stores) => {
   it.each([
     ['before', 'no fork'],
     ['after', 'a whole fork'],
   ] as const)(
     'SIGKILL %s the fork commits leaves %s, and the chain verifies',
     async (when, shows) => {
-      using dir = temporaryDirectory();
+      await using store = await stores.create();
+      const target = store.target;
       await using provider = await startScriptedProvider();
       provider.script(done, done);
       {
-        const log = await EventLog.open(dir.file);
+        const log = await EventLog.open(target);
         const engine = new Engine({
           log,
           models: new ModelExecutor({ timeoutMs: 5_000 }),
@@ -43,9 +45,11 @@ describe('crash safety of a fork', () => {
         await engine.close();
         await log.close();
       }
-      expect(await runChild(dir.file, when)).toBe('SIGKILL');
+      expect(await runChild(typeof target === 'string' ? target : JSON.stringify(target), when)).toBe(
+        'SIGKILL',
+      );
 
-      const log = await EventLog.open(dir.file);
+      const log = await EventLog.open(target);
       const engine = new Engine({
         log,
         models: new ModelExecutor({ timeoutMs: 5_000 }),

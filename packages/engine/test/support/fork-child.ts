@@ -6,9 +6,11 @@ import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { Engine } from '../../src/index.ts';
 
-const [file, when] = process.argv.slice(2) as [string, 'before' | 'after'];
+const [where, when] = process.argv.slice(2) as [string, 'before' | 'after'];
+// A SQLite file path, or `{"postgres": url}` as JSON.
+const target = where.startsWith('{') ? (JSON.parse(where) as { postgres: string }) : where;
 const die = () => process.kill(process.pid, 'SIGKILL');
-const log = await EventLog.open(file, {
+const log = await EventLog.open(target, {
   hooks: {
     beforeCommit: () => when === 'before' && die(),
     afterCommit: () => when === 'after' && die(),
