@@ -1,3 +1,4 @@
+import { EventWrite, type Fact, RuntimeEvent } from '@factum/agent-facts';
 import { describe, expect, it } from 'vitest';
 import { echoCall, errorCode, kinds, startHarness } from './server-harness.ts';
 
@@ -86,5 +87,31 @@ describe('forks over HTTP', () => {
     const anonymous = await post('/api/sessions/s-1/forks', {}, null);
     expect(anonymous.status).toBe(401);
     expect(await h.digest(), 'nothing was written').toBe(before);
+  });
+  it('a fork whose first turn the engine refuses is still made, and the refusal is told beside it', async () => {
+    await using h = await startHarness();
+    const at = { sessionId: 's-u', turnId: 't', runId: 'r', invocationId: 'i' };
+    const facts: Fact[] = [
+      { kind: 'invocation_opened', input: { kind: 'message', content: 'charge', sourceMessages: [] } },
+      {
+        kind: 'tool_dispatched',
+        operationId: 'i/1:c',
+        call: { id: 'c', name: 'echo', input: {}, origin: { kind: 'provider', stepId: 'i/1' } },
+      },
+      { kind: 'invocation_ended', outcome: { kind: 'failed', error: { code: 'crashed', message: 'gone' } } },
+    ];
+    for (const fact of facts) await h.runtime.log.append(EventWrite.plain(RuntimeEvent.create(at, fact)));
+    const response = await h.api('/api/sessions/s-u/forks', { method: 'POST', json: { message: 'go on' } });
+    expect(response.status).toBe(201);
+    const body = (await response.json()) as {
+      session: string;
+      refused: { code: string };
+      invocation?: unknown;
+    };
+    expect(body.refused.code).toBe('uncertain_operations');
+    expect(body.invocation).toBeUndefined();
+    const own = (await h.events()).filter(({ event }) => event.invocation.sessionId === body.session);
+    expect(kinds(own)).toEqual(['session_forked']);
+    expect(h.effect.started).toEqual([]);
   });
 });

@@ -1,3 +1,4 @@
+import { RunError } from '@factum/engine';
 import { Hono } from 'hono';
 import { newInvocation } from '../new-invocation.js';
 import { readJsonBody, readParam } from './read-request.js';
@@ -9,7 +10,8 @@ import { resolveProvider } from './turn-routes.js';
 /**
  * `POST /sessions/:session/forks` forks a session (`{ at?, message? }`) and answers 201
  * with the new `session` once its `session_forked` is durable — and, with a message, the
- * `invocation` of its first turn, started as `POST …/turns` starts one. A refusal of the
+ * `invocation` of its first turn, started as `POST …/turns` starts one (or, when the engine
+ * refuses that turn, `refused: { code, message }`: the fork stays). A refusal of the
  * log's rules keeps its code: `unknown_session` (404), `invalid_boundary`,
  * `source_live`, `session_exists` (409); nothing is written.
  */
@@ -31,22 +33,29 @@ export function forkRoutes(context: RouteContext): Hono {
     };
     if (body.message === undefined || provider === undefined) return c.json(forked, 201);
     const invocation = newInvocation(fork.sessionId);
-    const running = await context.runtime.engine.start(
-      {
-        invocation,
-        provider,
-        configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
-        ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
-        work: {
-          kind: 'message',
-          message: body.message,
-          tools: context.tools(),
-          requireApproval: context.requireApproval,
-          ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
+    // The fork is durable whatever becomes of its turn: a refused turn is told beside it.
+    const running = await context.runtime.engine
+      .start(
+        {
+          invocation,
+          provider,
+          configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
+          ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
+          work: {
+            kind: 'message',
+            message: body.message,
+            tools: context.tools(),
+            requireApproval: context.requireApproval,
+            ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
+          },
         },
-      },
-      { durableStart: true },
-    );
+        { durableStart: true },
+      )
+      .catch((error: unknown) => {
+        if (RunError.isInstance(error)) return { refused: { code: error.code, message: error.message } };
+        throw error;
+      });
+    if ('refused' in running) return c.json({ ...forked, ...running }, 201);
     context.registry.add(running);
     return c.json({ ...forked, invocation }, 201);
   });
