@@ -88,7 +88,14 @@ export class RuleCache implements RuleState {
 
   /** Keeps memory bounded on long-lived logs: past the limit, start over. */
   trim(): void {
-    if (this.invocations.size + this.operations.size + this.sessions.size + this.submissions.size > limit) {
+    if (
+      this.invocations.size +
+        this.operations.size +
+        this.sessions.size +
+        this.submissions.size +
+        this.forkSources.size >
+      limit
+    ) {
       this.reset();
     }
   }
