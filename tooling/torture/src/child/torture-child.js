@@ -25,7 +25,7 @@ import { continuationReplies, TURN_KINDS, turnReplies } from './torture-turns.js
  *   seed: number,
  *   plan: import('./kill-switch.js').KillPlan,
  *   sessions: { id: string, port: number }[],
- *   host?: { id: string, ttlMs: number, sweepEveryMs: number },
+ *   host?: { id: string, ttlMs: number, sweepEveryMs: number, partition?: boolean },
  * }} ChildConfig
  *
  * With `host`, the child is one host of several on one log (the multi-host mode): it
@@ -73,15 +73,26 @@ const log = await EventLog.open(config.log, {
   ...(config.host === undefined ? {} : { transactionBoundMs: 1_000 }),
   hooks: {
     batchStarted: () => kill.hook('batchStarted'),
-    beforeCommit: () => kill.hook('beforeCommit'),
+    beforeCommit: () => {
+      kill.hook('beforeCommit');
+      partitionPoint();
+    },
     afterCommit: () => kill.hook('afterCommit'),
   },
 });
 if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opened: true })}\n`);
-const tools = tortureCatalog({ ledger: config.ledger, failpoint: (name) => kill.failpoint(name) });
 // One host, restarted after every kill: the checker registers the same id, so the
 // killed epoch's runs are recoverable at once (see TORTURE_HOST_ID in torture-worker.ts).
 const host = config.host;
+/** The lease epoch each T1 was written under, by its effect's key (multi-host mode). */
+const t1Epochs = new Map();
+const tools = tortureCatalog({
+  ledger: config.ledger,
+  failpoint: (name) => kill.failpoint(name),
+  ...(host === undefined
+    ? {}
+    : { stamp: (key) => ({ host: host.id, epoch: t1Epochs.get(key) ?? log.lease?.stamp.epoch ?? 0 }) }),
+});
 let renewGap = 0;
 /** The longest time this host's lease went unrenewed so far (multi-host mode). */
 let leaseGap = () => 0;
@@ -148,7 +159,11 @@ async function watchLease() {
     );
     log[method] = /** @type {any} */ (
       (/** @type {import('@factum/agent-facts').EventWrite} */ write) => {
-        if (write.event.fact.kind !== 'tool_dispatched') return original(write);
+        const fact = write.event.fact;
+        if (fact.kind !== 'tool_dispatched') return original(write);
+        // The log stages the write under the lease's stamp of this very moment.
+        const key = /** @type {{ key?: unknown } | null} */ (fact.call.input)?.key;
+        if (typeof key === 'string') t1Epochs.set(key, lease.stamp.epoch);
         kill.dispatches += 1;
         return original(write).finally(() => {
           kill.dispatches -= 1;
@@ -169,6 +184,21 @@ async function watchLease() {
     }, 50);
     timer.unref();
   }
+}
+
+/** Blocks the thread for a moment (the driver's chance to act on the network). */
+const pauseCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Partition mode: just before some commits that carry a T1 (the batch's last message,
+ * with the lease guard and `COMMIT`, is still to go), the host tells the driver and
+ * waits 60 ms, so that the driver's proxy can stall, hold the answer of, or cut that
+ * very commit. One such batch in three, so that most T1s commit undisturbed.
+ */
+function partitionPoint() {
+  if (host?.partition !== true || kill.dispatches === 0 || Math.random() >= 1 / 3) return;
+  writeSync(2, `${JSON.stringify({ t1batch: true })}\n`);
+  Atomics.wait(pauseCell, 0, 0, 60);
 }
 
 /**
