@@ -239,7 +239,10 @@ export function effectAfterLease(
   if (known !== undefined && known.expiresAt > at) return undefined;
   const when = (ms: number) => new Date(ms).toISOString();
   const history = versions
-    .map((v) => `committed ${when(v.recordedAt)} expires ${v.expiresAt === 0 ? 'now (released)' : when(v.expiresAt)}`)
+    .map(
+      (v) =>
+        `committed ${when(v.recordedAt)} expires ${v.expiresAt === 0 ? 'now (released)' : when(v.expiresAt)}`,
+    )
     .join('; ');
   return known === undefined
     ? `the effect of ${entry.key} by ${host} (epoch ${epoch}) started at ${when(at)}, before any lease of that epoch was committed (${history || 'no lease rows'})`

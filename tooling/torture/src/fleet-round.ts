@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EventLog, type LogTarget } from '@factum/event-log';
 import type { KillPlan } from './child/kill-switch.js';
 import type { Random } from './child/random.js';
-import { FLEET_SWEEP_MS, FLEET_TTL_MS, type FleetPlan } from './fleet-plans.js';
+import { FLEET_SWEEP_MS, type FleetPlan } from './fleet-plans.js';
+import { type FaultTally, PartitionedHost } from './partition-chaos.js';
 import { type ChildExit, TortureChildProcess } from './torture-child-process.js';
 
 /** One host of a round: its id, the runs it said it started, and how it ended. */
@@ -40,6 +41,8 @@ export type FleetFiles = {
   readonly ledger: string;
   readonly slots: readonly { id: string; port: number }[][];
   since: number;
+  /** Effects of its ledger already judged against the leases. */
+  judged: number;
 };
 
 const STOP_WAIT_MS = 30_000;
@@ -59,10 +62,23 @@ export async function runFleetRound(options: {
   readonly plan: FleetPlan;
   readonly random: Random;
   readonly nextGeneration: () => number;
+  /** Every host's lease time-to-live. */
+  readonly ttlMs: number;
+  /** Partition mode: each host reaches PostgreSQL through its own faulty network. */
+  readonly faults?: FaultTally;
 }): Promise<FleetRoundResult> {
-  const { files, plan, random } = options;
+  const { files, plan, random, ttlMs } = options;
   const victimSlot = random.int(0, options.hosts - 1);
   const slots = options.hosts + (plan.doomed ? 1 : 0);
+  const target = files.log;
+  const partitioned =
+    options.faults === undefined || typeof target === 'string'
+      ? undefined
+      : await Promise.all(
+          Array.from({ length: slots }, () =>
+            PartitionedHost.start(target.postgres, random, options.faults!),
+          ),
+        );
   const started = Array.from({ length: slots }, (_, slot) => {
     const generation = options.nextGeneration();
     const role: FleetHost['role'] =
@@ -83,15 +99,21 @@ export async function runFleetRound(options: {
         resolve();
       }),
     );
+    const network = partitioned?.[slot];
+    if (network !== undefined) child.onT1Batch(() => network.atT1());
     const exit = child.run({
-      log: files.log,
+      log:
+        network === undefined || typeof target === 'string'
+          ? target
+          : { postgres: network.url(target.postgres) },
       ledger: files.ledger,
       generation,
       seed: Math.floor(random.next() * 2 ** 32),
       plan: hostPlan,
       sessions: files.slots[slot]!,
-      host: { id, ttlMs: FLEET_TTL_MS, sweepEveryMs },
+      host: { id, ttlMs, sweepEveryMs, ...(network === undefined ? {} : { partition: true }) },
     });
+    network?.run();
     return { id, role, plan: hostPlan, child, exit, pausedNow, isPaused: () => paused };
   });
 
@@ -107,13 +129,15 @@ export async function runFleetRound(options: {
 
   const waitFrom = performance.now();
   const dead = started.filter((host) => gone.has(host.id) || host.isPaused()).map((host) => host.id);
-  const unswept = await waitForSweep(files.log, dead);
+  const unswept = await waitForSweep(files.log, dead, ttlMs);
   const sweepMs = performance.now() - waitFrom;
   if (victim.isPaused()) {
     victim.child.resume();
     // Its stale writes (T2, the run's end) meet the fence now.
     await sleep(500);
   }
+  // The network heals before the hosts are asked to stop: they finish their runs on it.
+  for (const network of partitioned ?? []) network.stop();
   // Asking a dead child to stop is harmless: its stdin is gone. SIGCONT is sent again
   // until the end, in case the first one came before the child had stopped itself.
   for (const host of started) host.child.stop();
@@ -126,6 +150,7 @@ export async function runFleetRound(options: {
   const exits = await Promise.all(started.map((host) => host.exit));
   clearTimeout(timer);
   clearInterval(again);
+  await Promise.all((partitioned ?? []).map((network) => network.close()));
   return {
     hosts: started.map((host, i) => ({
       id: host.id,
@@ -137,7 +162,7 @@ export async function runFleetRound(options: {
       pauseDeferred: said(exits[i]!.stderr, 'deferred').includes('true'),
       leaseLost:
         said(exits[i]!.stderr, 'leaseLost').some((lost) => Number(lost) > 0) ||
-        said(exits[i]!.stderr, 'renewGapMs').some((gap) => Number(gap) >= FLEET_TTL_MS * 0.9) ||
+        said(exits[i]!.stderr, 'renewGapMs').some((gap) => Number(gap) >= ttlMs * 0.9) ||
         said(exits[i]!.stderr, 'code').includes('lease_lost'),
     })),
     unswept,
@@ -150,13 +175,13 @@ export async function runFleetRound(options: {
  * then a survivor's sweep takes them over), at most the time-to-live plus a generous
  * margin for a loaded machine. Returns what is still unfinished at the end.
  */
-async function waitForSweep(target: LogTarget, dead: readonly string[]): Promise<string[]> {
+async function waitForSweep(target: LogTarget, dead: readonly string[], ttlMs: number): Promise<string[]> {
   if (dead.length === 0) return [];
   const log = await EventLog.open(target);
   try {
     // A deadline, not a pause: on a quiet machine the sweep lands within the TTL and a
     // sweep or two; a saturated one (survivors starved of CPU) may need much longer.
-    const deadline = performance.now() + FLEET_TTL_MS + 4 * FLEET_SWEEP_MS + 30_000;
+    const deadline = performance.now() + ttlMs + 4 * FLEET_SWEEP_MS + 30_000;
     for (;;) {
       const left = (await log.unfinishedOwnership(100_000))
         .filter((u) => u.ownership.owner !== undefined && dead.includes(u.ownership.owner.hostId))

@@ -257,7 +257,10 @@ describe('the torture checks', () => {
     });
 
     it('an effect after a release, before any registration, or of an unknown host breaks it', () => {
-      const released = [...leases.slice(0, 2), { hostId: 'host-1', epoch: 1, expiresAt: 0, recordedAt: 3_000 }];
+      const released = [
+        ...leases.slice(0, 2),
+        { hostId: 'host-1', epoch: 1, expiresAt: 0, recordedAt: 3_000 },
+      ];
       expect(rules(check(ran(3_500), released))).toEqual(['effect_within_lease']);
       expect(rules(check(ran(500)))).toEqual(['effect_within_lease']);
       expect(rules(check(ran(2_500, 'host-9')))).toEqual(['effect_within_lease']);

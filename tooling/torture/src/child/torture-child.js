@@ -153,24 +153,42 @@ async function watchLease() {
       kill.takeovers -= 1;
     });
   };
+  /**
+   * Sees a T1 on its way: the epoch it is staged under (the lease's stamp of this very
+   * moment) and, until it settles, one more T1 in flight.
+   * @template T
+   * @param {import('@factum/agent-facts').EventWrite} write
+   * @param {() => Promise<T>} send
+   * @returns {Promise<T>}
+   */
+  const seeT1 = (write, send) => {
+    const fact = write.event.fact;
+    if (fact.kind !== 'tool_dispatched') return send();
+    const key = /** @type {{ key?: unknown } | null} */ (fact.call.input)?.key;
+    if (typeof key === 'string') t1Epochs.set(key, lease.stamp.epoch);
+    kill.dispatches += 1;
+    const sent = send();
+    // Counted down however it ends; its own caller handles its failure.
+    sent.then(
+      () => (kill.dispatches -= 1),
+      () => (kill.dispatches -= 1),
+    );
+    return sent;
+  };
   for (const method of /** @type {const} */ (['append', 'commit'])) {
     const original = /** @type {(write: import('@factum/agent-facts').EventWrite) => Promise<any>} */ (
       log[method].bind(log)
     );
     log[method] = /** @type {any} */ (
-      (/** @type {import('@factum/agent-facts').EventWrite} */ write) => {
-        const fact = write.event.fact;
-        if (fact.kind !== 'tool_dispatched') return original(write);
-        // The log stages the write under the lease's stamp of this very moment.
-        const key = /** @type {{ key?: unknown } | null} */ (fact.call.input)?.key;
-        if (typeof key === 'string') t1Epochs.set(key, lease.stamp.epoch);
-        kill.dispatches += 1;
-        return original(write).finally(() => {
-          kill.dispatches -= 1;
-        });
-      }
+      (/** @type {import('@factum/agent-facts').EventWrite} */ write) => seeT1(write, () => original(write))
     );
   }
+  // The engine's runs send their writes in groups, one transaction each: T1s mostly come here.
+  const together = log.commitTogether.bind(log);
+  log.commitTogether = (writes) => {
+    const commits = together(writes);
+    return commits.map((commit, i) => seeT1(/** @type {any} */ (writes[i]), () => commit));
+  };
   if (kill.watchesExpiry) {
     const timer = setInterval(() => {
       log.unfinishedOwnership(1_000).then(

@@ -35,7 +35,13 @@ export function tortureCatalog(options) {
       const { key, amount } = /** @type {{ key: string, amount?: number }} */ (input);
       // T1 of an approved call is durable; the effect has not happened.
       failpoint('approval_t1');
-      appendLedger(options.ledger, { key, tool: name, pid: process.pid, amount: amount ?? null, ...who(key) });
+      appendLedger(options.ledger, {
+        key,
+        tool: name,
+        pid: process.pid,
+        amount: amount ?? null,
+        ...who(key),
+      });
       // Mid-effect: the effect is in the world, the call has not returned, T2 not written.
       failpoint('approval_mid');
       failpoint('approval_t2');
