@@ -14,10 +14,23 @@ export type FleetHost = {
   readonly exit: ChildExit;
   /** Invocations it started (from its stderr). */
   readonly runs: readonly string[];
+  /**
+   * Its runs that failed for a reason other than a refusal as `fenced` or
+   * `sealed_invocation` (which say another host ended or took the run over): a store
+   * out of reach, mostly, in partition mode. Their end may not be recorded: once the
+   * host released its lease, another host's sweep or the driver's recovery ends them.
+   */
+  readonly failedRuns: readonly string[];
   /** Whether it stopped itself mid-effect and was resumed after a takeover. */
   readonly paused: boolean;
   /** Whether its pause waited for a commit of another session (its T2 may be written). */
   readonly pauseDeferred: boolean;
+  /**
+   * Whether it paused only after the driver had stopped waiting for its pause: no
+   * survivor was waited for to take its runs over, and it was resumed as the round
+   * stopped, so nothing of it is left to fence.
+   */
+  readonly pauseLate: boolean;
   /**
    * Whether its lease lapsed while it ran: lost and registered again, or unrenewed for
    * nearly its time-to-live (it says both when it stops), or past its local deadline (a
@@ -100,7 +113,12 @@ export async function runFleetRound(options: {
       }),
     );
     const network = partitioned?.[slot];
-    if (network !== undefined) child.onT1Batch(() => network.atT1());
+    if (network !== undefined) {
+      // Faults start once the host holds its lease: one that cannot open its log or
+      // register at all only fails to start, which says nothing about leases.
+      child.onSignal('hosting', () => network.run());
+      child.onSignal('t1batch', () => network.atT1());
+    }
     const exit = child.run({
       log:
         network === undefined || typeof target === 'string'
@@ -113,7 +131,6 @@ export async function runFleetRound(options: {
       sessions: files.slots[slot]!,
       host: { id, ttlMs, sweepEveryMs, ...(network === undefined ? {} : { partition: true }) },
     });
-    network?.run();
     return { id, role, plan: hostPlan, child, exit, pausedNow, isPaused: () => paused };
   });
 
@@ -124,14 +141,18 @@ export async function runFleetRound(options: {
   if (doomed !== undefined) await doomed.exit;
   if (plan.victim.point.kind === 'pause') {
     // Paused, or never reached its point: then there is no victim this round.
-    await Promise.race([victim.pausedNow, victim.exit, sleep(4_000)]);
+    // A host behind a faulty network starts and reaches its effects later.
+    await Promise.race([victim.pausedNow, victim.exit, sleep(partitioned === undefined ? 4_000 : 8_000)]);
   } else await victim.exit;
+  const pausedInTime = victim.isPaused();
 
   const waitFrom = performance.now();
   const dead = started.filter((host) => gone.has(host.id) || host.isPaused()).map((host) => host.id);
   const unswept = await waitForSweep(files.log, dead, ttlMs);
   const sweepMs = performance.now() - waitFrom;
   if (victim.isPaused()) {
+    // Its network heals first: what its stale writes meet must be the fence, not a fault.
+    partitioned?.[victimSlot]?.stop();
     victim.child.resume();
     // Its stale writes (T2, the run's end) meet the fence now.
     await sleep(500);
@@ -158,7 +179,9 @@ export async function runFleetRound(options: {
       plan: host.plan,
       exit: exits[i]!,
       runs: said(exits[i]!.stderr, 'runs'),
+      failedRuns: failedRuns(exits[i]!.stderr),
       paused: host.isPaused(),
+      pauseLate: host.isPaused() && !(host === victim && pausedInTime),
       pauseDeferred: said(exits[i]!.stderr, 'deferred').includes('true'),
       leaseLost:
         said(exits[i]!.stderr, 'leaseLost').some((lost) => Number(lost) > 0) ||
@@ -192,6 +215,19 @@ async function waitForSweep(target: LogTarget, dead: readonly string[], ttlMs: n
   } finally {
     await log.close();
   }
+}
+
+/** The runs a host said failed, but not because another host ended or took them over. */
+function failedRuns(stderr: string): string[] {
+  const runs: string[] = [];
+  for (const line of stderr.split('\n')) {
+    if (!line.startsWith('{"runFailed"')) continue;
+    try {
+      const { runFailed, codes } = JSON.parse(line) as { runFailed: string; codes: string[] };
+      if (!codes.some((code) => code === 'fenced' || code === 'sealed_invocation')) runs.push(runFailed);
+    } catch {}
+  }
+  return runs;
 }
 
 /** The values of `key` in the JSON lines of a child's stderr. */

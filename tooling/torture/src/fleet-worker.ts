@@ -115,11 +115,11 @@ async function checkFleet(
       expect(host.exit.signal === 'SIGKILL', 'child_killed', () => `${host.id} ended with ${host.exit.code}`);
     }
     if (host.paused) {
-      const where = host.pauseDeferred ? 'paused:after_commit' : 'paused';
+      const where = host.pauseLate ? 'paused:late' : host.pauseDeferred ? 'paused:after_commit' : 'paused';
       tally.diedAt[where] = (tally.diedAt[where] ?? 0) + 1;
       // Paused mid-effect, its T2 is still to write: once resumed it must meet the fence.
       // A deferred pause may come after its runs ended: nothing of it is left to fence.
-      if (!host.pauseDeferred) {
+      if (!host.pauseDeferred && !host.pauseLate) {
         expect(
           host.exit.stderr.includes('fenced'),
           'paused_host_fenced',
@@ -137,14 +137,16 @@ async function checkFleet(
     'swept_by_survivor',
     () => `no survivor recovered ${round.unswept.join(', ')} within the wait`,
   );
-  // Whose runs a recovery may end: a dead, paused or crashed host's, or one whose lease lapsed.
+  // Whose runs a recovery may end: a dead, paused or crashed host's, one whose lease
+  // lapsed, or a run that failed with its end maybe unrecorded (a store out of reach).
   const endable = new Set(
     round.hosts
       .filter(
         (h) =>
           h.role !== 'survivor' || h.paused || h.leaseLost || h.exit.code !== 0 || h.exit.signal !== null,
       )
-      .flatMap((h) => h.runs),
+      .flatMap((h) => h.runs)
+      .concat(round.hosts.flatMap((h) => h.failedRuns)),
   );
   const owner = new Map(round.hosts.flatMap((h) => h.runs.map((run) => [run, h.id] as const)));
 

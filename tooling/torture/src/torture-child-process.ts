@@ -38,7 +38,8 @@ export class TortureChildProcess {
   readonly #exit: Promise<ChildExit>;
   #onOpening: (() => void) | undefined;
   #onPaused: (() => void) | undefined;
-  #onT1Batch: (() => void) | undefined;
+  /** Callbacks for the signal lines a host says on stderr (`{"<name>":true}`). */
+  readonly #signals = new Map<string, () => void>();
   /** The end of stderr not yet ended by a newline. */
   #partial = '';
 
@@ -49,10 +50,10 @@ export class TortureChildProcess {
     this.#child.stderr?.setEncoding('utf8');
     this.#child.stderr?.on('data', (text: string) => {
       if (stderr.length < 512 * 1024) stderr += text;
-      if (this.#onT1Batch !== undefined) {
+      if (this.#signals.size > 0) {
         const lines = (this.#partial + text).split('\n');
         this.#partial = lines.pop() ?? '';
-        for (const line of lines) if (line === '{"t1batch":true}') this.#onT1Batch();
+        for (const line of lines) this.#signals.get(line)?.();
       }
       if (this.#onOpening !== undefined && stderr.includes('{"opening":true}')) {
         const opening = this.#onOpening;
@@ -94,9 +95,13 @@ export class TortureChildProcess {
     this.#onPaused = then;
   }
 
-  /** Calls `then` each time the child says a commit carrying a T1 is about to go. */
-  onT1Batch(then: () => void): void {
-    this.#onT1Batch = then;
+  /**
+   * Calls `then` each time the child says `{"<name>":true}` on a line of its own: a host
+   * in partition mode says `hosting` once its lease is held, and `t1batch` when a commit
+   * carrying a T1 is about to go.
+   */
+  onSignal(name: 'hosting' | 't1batch', then: () => void): void {
+    this.#signals.set(JSON.stringify({ [name]: true }), then);
   }
 
   /** Resumes a child that stopped itself. */

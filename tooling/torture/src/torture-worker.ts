@@ -166,7 +166,9 @@ export function countChildErrors(tally: TortureTally, stderr: string): void {
         stopped?: unknown;
         paused?: unknown;
         t1batch?: unknown;
+        hosting?: unknown;
       };
+      if (parsed.hosting === true || (parsed as { runFailed?: unknown }).runFailed !== undefined) continue;
       if (parsed.t1batch === true) {
         tally.faults.t1_batches_signalled = (tally.faults.t1_batches_signalled ?? 0) + 1;
         continue;

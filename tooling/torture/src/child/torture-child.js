@@ -68,6 +68,8 @@ const kill = new KillSwitch(config.plan);
 // Ports first: a child that cannot take its session's port leaves before touching the log.
 const providers = await Promise.all(config.sessions.map((session) => listen(session.port)));
 if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opening: true })}\n`);
+/** Blocks the thread for a moment (the driver's chance to act on the network). */
+const pauseCell = new Int32Array(new SharedArrayBuffer(4));
 const log = await EventLog.open(config.log, {
   // On PostgreSQL, a stalled transaction frees the chain's lock well within a host's TTL.
   ...(config.host === undefined ? {} : { transactionBoundMs: 1_000 }),
@@ -106,7 +108,10 @@ const engine = new Engine({
       ? { lease: { hostId: 'torture-host' } }
       : { lease: { hostId: host.id, ttlMs: host.ttlMs }, sweepEveryMs: host.sweepEveryMs },
 });
-if (host !== undefined) await watchLease();
+if (host !== undefined) {
+  await watchLease();
+  if (host.partition === true) writeSync(2, `${JSON.stringify({ hosting: true })}\n`);
+}
 const observer = { onObservation: () => kill.failpoint('stream') };
 kill.arm();
 await Promise.all(config.sessions.map((session, i) => sessionLoop(session, providers[i])));
@@ -204,9 +209,6 @@ async function watchLease() {
   }
 }
 
-/** Blocks the thread for a moment (the driver's chance to act on the network). */
-const pauseCell = new Int32Array(new SharedArrayBuffer(4));
-
 /**
  * Partition mode: just before some commits that carry a T1 (the batch's last message,
  * with the lease guard and `COMMIT`, is still to go), the host tells the driver and
@@ -247,11 +249,18 @@ async function sessionLoop(session, provider) {
     provider: model,
     configuration: { cwd: '/torture', toolMode },
   });
-  await resumeHandoff(session.id, provider, base);
+  try {
+    await resumeHandoff(session.id, provider, base);
+  } catch (error) {
+    // Reading the session's log failed (a network cut, say): this session stops here.
+    report(`handoffs of ${session.id}`, error);
+    return;
+  }
   try {
     await settleParked(session.id, provider, base);
   } catch (error) {
     report(`parked run of ${session.id}`, error);
+    runFailed(session.id, error);
     return;
   }
   for (let turn = 0; !stopping; turn += 1) {
@@ -274,12 +283,13 @@ async function sessionLoop(session, provider) {
       },
     };
     try {
-      says(invocation.invocationId);
+      says(invocation.invocationId, session.id);
       if (kind === 'handoff') await handoff(input, base);
       else await engine.run(input, { observer });
       if (kind === 'approval') await settleParked(session.id, provider, base);
     } catch (error) {
       report(`turn ${name} (${kind})`, error);
+      runFailed(session.id, error);
       // The script may now be ahead of the runs: a fresh provider keeps turns aligned.
       return;
     }
@@ -317,7 +327,7 @@ async function handoff(input, base) {
 async function runSuccessor(paused, pause, base) {
   const source = await log.runSource(paused.sessionId, paused.runId);
   if (source === undefined) throw new Error(`run ${paused.runId} has no boundary`);
-  says(pause.intent.successorInvocationId);
+  says(pause.intent.successorInvocationId, paused.sessionId);
   await engine.run(
     {
       ...base(successorOf(pause.intent, paused), 'direct'),
@@ -355,7 +365,7 @@ async function settleParked(sessionId, provider, base) {
     provider.script(...continuationReplies(random, key.slice(0, key.lastIndexOf('.'))));
     const name = `${parked.invocation.invocationId}-c${config.generation}-${round}`;
     const invocation = { sessionId, turnId: `t${name}`, runId: `r${name}`, invocationId: name };
-    says(name);
+    says(name, sessionId);
     await engine.run(
       { ...base(invocation, 'direct'), work: { kind: 'continuation', source: parked.source, tools } },
       { observer },
@@ -386,17 +396,38 @@ async function resumeHandoff(sessionId, provider, base) {
       await runSuccessor(event.invocation, pause, base);
     } catch (error) {
       report(`successor of ${event.invocation.invocationId}`, error);
+      runFailed(sessionId, error);
     }
   }
 }
+
+/** The invocation each session runs now (a host of several). */
+const running = new Map();
 
 /**
  * A host of several tells the driver, before it starts, which invocation it runs: the
  * driver then knows whose runs a recovery may end (a dead host's) and may not.
  * @param {string} invocationId
+ * @param {string} sessionId
  */
-function says(invocationId) {
+function says(invocationId, sessionId) {
+  running.set(sessionId, invocationId);
   if (host !== undefined) writeSync(2, `${JSON.stringify({ runs: invocationId })}\n`);
+}
+
+/**
+ * A host of several tells the driver that the session's current run failed, and why: a
+ * run that failed because the store was out of reach may have no end recorded (recovery
+ * ends it), while one refused as fenced or sealed was ended or taken over by another.
+ * @param {string} sessionId
+ * @param {unknown} error
+ */
+function runFailed(sessionId, error) {
+  const id = running.get(sessionId);
+  if (host === undefined || id === undefined) return;
+  const cause = /** @type {{ cause?: { code?: unknown } }} */ (error)?.cause;
+  const codes = [/** @type {{ code?: unknown }} */ (error)?.code, cause?.code].map(String);
+  writeSync(2, `${JSON.stringify({ runFailed: id, codes })}\n`);
 }
 
 /**
