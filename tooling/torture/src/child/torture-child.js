@@ -88,6 +88,8 @@ if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opened: true })}\n`);
 const host = config.host;
 /** The lease epoch each T1 was written under, by its effect's key (multi-host mode). */
 const t1Epochs = new Map();
+/** The invocation each session runs now (a host of several). */
+const running = new Map();
 const tools = tortureCatalog({
   ledger: config.ledger,
   failpoint: (name) => kill.failpoint(name),
@@ -400,9 +402,6 @@ async function resumeHandoff(sessionId, provider, base) {
     }
   }
 }
-
-/** The invocation each session runs now (a host of several). */
-const running = new Map();
 
 /**
  * A host of several tells the driver, before it starts, which invocation it runs: the
