@@ -84,6 +84,15 @@ export function describeFact(fact: Fact): FactDescription {
                 : '';
       return { title: 'ended', meta: 'invocation ended', body, ended: terminalStatus(outcome) };
     }
+    case 'session_forked': {
+      const { invocation, highWater } = fact.source;
+      const where = fact.step === undefined ? `the end of ${invocation.invocationId}` : `step ${fact.step}`;
+      return {
+        title: 'forked',
+        body: `from session ${invocation.sessionId} at ${where}`,
+        meta: `its history up to #${highWater} is that session's`,
+      };
+    }
     default:
       return { title: fact.kind.replace('_', ' '), body: JSON.stringify(fact, null, 2).slice(0, 400) };
   }

@@ -34,6 +34,7 @@ export class TimelineApp {
   #poll = 0;
   readonly #actions: TimelineActions = {
     cancel: (id) => void this.#cancel(id),
+    fork: (session, at) => void this.#fork(session, at),
     toggleResult: (session, eventId) => void this.#toggleResult(session, eventId),
     openResults: this.#openResults,
     decide: (operationId, decision, note, inputDigest) =>
@@ -273,6 +274,28 @@ export class TimelineApp {
       this.#notice(`Cancelling ${invocationId}: its in-flight effect finishes and settles first.`);
     } catch (error) {
       this.#notice(String((error as Error).message));
+    }
+  }
+
+  async #fork(sessionId: string, at: string): Promise<void> {
+    try {
+      const fork = await this.#api?.call<{ session: string }>(
+        `/api/sessions/${encodeURIComponent(sessionId)}/forks`,
+        {
+          method: 'POST',
+          body: { at },
+        },
+      );
+      if (fork === undefined) return;
+      await this.#refreshSessions();
+      this.#select(fork.session);
+      this.#notice(
+        `Forked ${sessionId} at ${at} into ${fork.session}: its next message runs on that history.`,
+      );
+    } catch (error) {
+      this.#notice(
+        error instanceof ApiError && error.code ? `${error.code}: ${error.message}` : String(error),
+      );
     }
   }
 

@@ -12,7 +12,15 @@ import type {
 export type StoredFact = { readonly sequence: number; readonly event: RuntimeEvent };
 
 /** How an invocation section stands: open, or how it ended. */
-export type SectionStatus = 'open' | 'completed' | 'failed' | 'cancelled' | 'paused' | 'awaiting_approval';
+/** `forked`: the section of a fork's first fact, which opens no invocation. */
+export type SectionStatus =
+  | 'open'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'paused'
+  | 'awaiting_approval'
+  | 'forked';
 
 /** The model's streamed observations of one step, gathered into one row. */
 export type StreamRow = {
@@ -236,6 +244,10 @@ export function applyFact(timeline: Timeline, stored: StoredFact): string | null
       // The card lives in the section of the request; mark that one changed.
       return approval.invocationId;
     }
+    case 'session_forked':
+      section.status = 'forked';
+      section.rows.push({ kind: 'fact', sequence: stored.sequence, timestamp: event.timestamp, fact });
+      break;
     case 'invocation_ended':
       section.status = terminalStatus(fact.outcome);
       section.rows.push({ kind: 'fact', sequence: stored.sequence, timestamp: event.timestamp, fact });

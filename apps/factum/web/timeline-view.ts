@@ -14,6 +14,8 @@ import {
 /** What the rendered timeline can ask the app to do. */
 export type TimelineActions = {
   cancel(invocationId: string): void;
+  /** Forks the session at an invocation's end or before a step, and shows the new session. */
+  fork(sessionId: string, at: string): void;
   /** Shows or hides a stored tool result under its card (fetched on first open). */
   toggleResult(sessionId: string, eventId: string): void;
   /** Results already fetched and open, by the id of the event that holds them. */
@@ -174,7 +176,12 @@ function renderStream(row: StreamRow): HTMLElement {
   );
 }
 
-function renderFact(row: FactRow): HTMLElement {
+/** The "Fork from here" button of an ended invocation or of one of its steps. */
+function forkButton(fork: () => void, what: string): HTMLElement {
+  return h('button', { class: 'fork', type: 'button', text: 'Fork from here', title: what, onclick: fork });
+}
+
+function renderFact(row: FactRow, fork?: () => void): HTMLElement {
   const { fact } = row;
   if (fact.kind === 'tool_rejected') {
     return h('div', { class: 'row rejected', 'data-sequence': row.sequence, 'data-kind': fact.kind }, [
@@ -199,6 +206,8 @@ function renderFact(row: FactRow): HTMLElement {
       h('div', { class: 'line' }, [
         d.ended ? statusBadge(d.ended) : h('span', { class: 'badge', text: d.title }),
         d.meta ? h('span', { class: 'kind', text: d.meta }) : null,
+        fork ? h('span', { class: 'spacer' }) : null,
+        fork ? forkButton(fork, 'a new session whose history stops right before this step') : null,
       ]),
       d.body ? h('pre', { text: d.body }) : null,
     ]),
@@ -210,6 +219,9 @@ export function renderSection(timeline: Timeline, section: Section, actions: Tim
   const inv = section.invocation;
   const live = section.status === 'open' && !timeline.notLive.has(inv.invocationId);
   const status = live ? 'running' : section.status;
+  // Only an ended invocation is forked: a live run is never cut.
+  const forkable = section.status !== 'open' && section.status !== 'forked';
+  const forkAt = (at: string) => () => actions.fork(inv.sessionId, at);
   const rows = section.rows.map((row) => {
     switch (row.kind) {
       case 'operation':
@@ -219,7 +231,10 @@ export function renderSection(timeline: Timeline, section: Section, actions: Tim
       case 'approval':
         return renderApproval(row, actions);
       case 'fact':
-        return renderFact(row);
+        return renderFact(
+          row,
+          forkable && row.fact.kind === 'model_requested' ? forkAt(row.fact.stepId) : undefined,
+        );
       default:
         return row satisfies never;
     }
@@ -237,6 +252,9 @@ export function renderSection(timeline: Timeline, section: Section, actions: Tim
             text: 'Cancel',
             onclick: () => actions.cancel(inv.invocationId),
           })
+        : null,
+      forkable
+        ? forkButton(forkAt(inv.invocationId), 'a new session whose history is this session up to here')
         : null,
     ]),
     ...rows,

@@ -174,6 +174,14 @@ export const FactSchema = z.discriminatedUnion('kind', [
     note: decisionNote.optional(),
   }),
   z.strictObject({ kind: z.literal('invocation_ended'), outcome: InvocationOutcomeSchema }),
+  /**
+   * The first fact of a forked session: its history is the source session's prefix up
+   * to `source` (referenced, never copied), then its own facts. `source.invocation` names
+   * the session and invocation the boundary lies in; without `step` the boundary is that
+   * invocation's end, with it the prefix stops right before that step's `model_requested`.
+   * `source.highWater` and `source.digest` are the source session's chain there.
+   */
+  z.strictObject({ kind: z.literal('session_forked'), source: RunBoundarySchema, step: stepId.optional() }),
 ]);
 export type Fact = z.infer<typeof FactSchema>;
 export type FactKind = Fact['kind'];

@@ -154,6 +154,10 @@ export const factArbitraries: { readonly [K in Fact['kind']]: fc.Arbitrary<Extra
     },
     { requiredKeys: ['kind', 'input'] },
   ),
+  session_forked: fc.record(
+    { kind: fc.constant('session_forked' as const), source: boundary, step: stepId },
+    { requiredKeys: ['kind', 'source'] },
+  ),
   model_requested: fc.record({
     kind: fc.constant('model_requested' as const),
     stepId,

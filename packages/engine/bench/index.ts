@@ -15,6 +15,7 @@ import { Engine } from '../src/index.ts';
 import { approvalRoundTrip } from './approval-round-trip.ts';
 import { failover } from './failover.ts';
 import { fleet } from './fleet.ts';
+import { forkBench } from './fork.ts';
 import { leaseOverhead } from './lease-overhead.ts';
 import { replayVerify } from './replay-verify.ts';
 import { submissionRetry } from './submission-retry.ts';
@@ -129,6 +130,7 @@ try {
   if (wanted('approval_round_trip')) await approvalRoundTrip(provider);
   if (wanted('lease_overhead')) await leaseOverhead();
   if (wanted('turn_submission_retry')) await submissionRetry(provider);
+  if (wanted('fork')) await forkBench();
   if (wanted('replay_verify')) await replayVerify(provider, models, code);
   // Several hosts need PostgreSQL: FACTUM_TEST_POSTGRES_URL's server, as in the tests,
   // or else an embedded one with PostgreSQL's default durability (the tests' skips fsync).

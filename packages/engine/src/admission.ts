@@ -66,6 +66,7 @@ export async function admit(
  * The log's own admission rules, checked on the session's history before anything is
  * written (the log checks them again when the opening commits, which may be later): a
  * live invocation makes the session `busy`; a handoff pause holds it for its successor.
+ * A fork's inherited prefix leaves neither behind.
  */
 function refuseOccupied(events: readonly SessionEvent[], invocationId: string, sessionId: string): void {
   let live: string | null = null;
@@ -74,6 +75,11 @@ function refuseOccupied(events: readonly SessionEvent[], invocationId: string, s
     const fact = event.fact;
     if (fact.kind === 'invocation_opened') {
       live = event.invocation.invocationId;
+      heldFor = null;
+    } else if (fact.kind === 'session_forked') {
+      // A fork's own history starts here: a run its prefix cut at a step is not live in
+      // it, and a handoff hold of the source is the source's.
+      live = null;
       heldFor = null;
     } else if (fact.kind === 'invocation_ended') {
       live = null;

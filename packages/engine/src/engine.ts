@@ -18,6 +18,7 @@ import type { ReplayOptions } from './replay/replay-setup.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import { RunningInvocation } from './running-invocation.js';
+import { type ForkedSession, type ForkOptions, type ForkSource, forkSession } from './session-fork.js';
 import { type SessionProjection, SessionProjections } from './session-projection.js';
 import { SubmissionGate } from './submission-gate.js';
 
@@ -211,6 +212,20 @@ export class Engine {
       ...(this.#options.origin === undefined ? {} : { origin: this.#options.origin }),
       recover: () => this.sweep(),
     });
+  }
+
+  /**
+   * Forks `from.session` at `from.at` (an invocation id: its end; a step id: right before
+   * that step's model request; default: the last invocation that ended) into a new
+   * session whose history references that prefix. Its next `run` is an ordinary turn.
+   *
+   * @example
+   * const fork = await engine.fork({ session: 'session-a', at: 'invocation-1' }, { newSession: 'session-b' });
+   * await engine.run({ ...input, invocation: { ...input.invocation, sessionId: fork.sessionId } });
+   */
+  fork(from: ForkSource, options: ForkOptions = {}): Promise<ForkedSession> {
+    if (this.#closed) return Promise.reject(new RunError('persistence', 'the engine is closed'));
+    return forkSession(this.#log, from, { ...options, origin: this.#options.origin });
   }
 
   /**

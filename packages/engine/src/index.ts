@@ -23,3 +23,4 @@ export type { RunErrorCode } from './run-error.js';
 export { RunError } from './run-error.js';
 export type { AnswerPart, RunAnswer, RunApprovals, RunInput, RunOutcome, RunWork } from './run-input.js';
 export { RunningInvocation } from './running-invocation.js';
+export type { ForkedSession, ForkOptions, ForkSource } from './session-fork.js';

@@ -110,13 +110,24 @@ export class SessionProjection {
   #snapshot(log: EventLog): SessionView {
     const results = this.#results;
     const sessionId = this.#sessionId;
+    const events = [...this.#events!];
+    // A fork's inherited results are stored under the session that settled them.
+    let foreign: Map<string, string> | undefined;
+    const holder = (eventId: string) => {
+      foreign ??= new Map(
+        events
+          .filter(({ event }) => event.invocation.sessionId !== sessionId)
+          .map(({ event }) => [event.id, event.invocation.sessionId]),
+      );
+      return foreign.get(eventId) ?? sessionId;
+    };
     return {
-      events: [...this.#events!],
+      events,
       scope: { kind: 'session', id: sessionId },
       highWater: this.#highWater,
       digest: this.#digest(),
       readResult: async (eventId) =>
-        (results.get(eventId) ?? (await log.resolveToolResult(sessionId, eventId))).json(),
+        (results.get(eventId) ?? (await log.resolveToolResult(holder(eventId), eventId))).json(),
     };
   }
 }

@@ -8,6 +8,7 @@ import {
   decidingParked,
 } from './approval-rules.js';
 import { checkOwner, type FencedWrite } from './fencing-rule.js';
+import { checkFork, type ForkSourceState, forkSourceKey } from './fork-rule.js';
 import type { InvocationOwner, LeaseView } from './invocation-owner.js';
 import { RuleRefusal } from './rule-refusal.js';
 import { checkSubmission } from './submission-rule.js';
@@ -51,6 +52,10 @@ export interface RuleState {
   session(sessionId: string): SessionState;
   /** The invocation opened with `key` in the session, if any (see `checkSubmission`). */
   submission(sessionId: string, key: string): string | undefined;
+  /** Whether the session holds any fact (a fork must be a session's first). */
+  sessionHasFacts(sessionId: string): boolean;
+  /** What the source session holds at a fork's boundary (see `forkSourceKey`). */
+  forkSource(key: string): ForkSourceState | undefined;
 }
 
 /** The state changes one accepted write makes, applied after its event row. */
@@ -114,6 +119,12 @@ export function checkWrite(
     const opened = { ...checkOpen(invocation, known, state.session(sessionId)), ...submission };
     return write.writer === undefined ? opened : { ...opened, owner: write.writer };
   }
+  if (fact.kind === 'session_forked') {
+    // A fork's fact opens no invocation: nothing else is ever appended under its id.
+    const empty = !state.sessionHasFacts(sessionId) && known === undefined;
+    checkFork(fact, invocation, { empty }, state.forkSource(forkSourceKey(fact)));
+    return {};
+  }
   if (known === undefined) {
     throw new RuleRefusal(
       'unknown_invocation',
@@ -176,7 +187,8 @@ function checkFact(
   const { sessionId, invocationId } = invocation;
   switch (fact.kind) {
     case 'invocation_opened':
-      throw new Error('unreachable: handled by checkOpen');
+    case 'session_forked':
+      throw new Error('unreachable: handled before checkFact');
     // These read nothing of the fact but its kind: keep `JUDGED_BY_KIND` in step.
     case 'model_requested':
     case 'model_observed':

@@ -19,6 +19,8 @@ import {
 } from './approval-queries.js';
 import { BatchRouter } from './batch-router.js';
 import { EventLogError } from './event-log-error.js';
+import { type ForkPoint, resolveForkPoint } from './fork-boundary.js';
+import { prefixOf } from './fork-prefix.js';
 import { GroupCommit } from './group-commit.js';
 import { HostLease, type LeaseOptions } from './host-lease.js';
 import { sameOwner, type WriterStamp } from './invocation-owner.js';
@@ -33,7 +35,6 @@ import { databaseNow } from './lease-queries.js';
 import type { LogPrefix } from './log-prefix.js';
 import {
   operationSessions,
-  prefixOf,
   type ReadBounds,
   readBounded,
   readPage,
@@ -411,6 +412,15 @@ export class EventLog implements EventSink, AsyncDisposable {
       .executeTakeFirstOrThrow();
     const invocation = { sessionId, turnId: row.turn_id, runId: row.run_id, invocationId: end.invocationId };
     return { boundary: { invocation, highWater: end.sequence, digest: end.digest } };
+  }
+
+  /**
+   * Where a fork of `sessionId` at `at` (an invocation id or a step id; default: the
+   * last invocation that ended) starts: the boundary a `session_forked` records. Reads
+   * only; the log's rules check the boundary again when the fork is appended.
+   */
+  forkPoint(sessionId: string, at?: string): Promise<ForkPoint> {
+    return resolveForkPoint(this.#db, sessionId, at);
   }
 
   /** Recomputes every chain digest from the stored bytes and compares. */

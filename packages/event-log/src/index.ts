@@ -11,6 +11,7 @@ export type { EventLogOptions, LogTarget, RunSource } from './event-log.js';
 export { EventLog } from './event-log.js';
 export { EventLogError } from './event-log-error.js';
 export { EXPIRY_DECIDER, expireApprovals } from './expire-approvals.js';
+export type { ForkPoint } from './fork-boundary.js';
 export type { LeaseClock, LeaseOptions, LeaseStatus } from './host-lease.js';
 export { HostLease } from './host-lease.js';
 export type { InvocationOwner, WriterStamp } from './invocation-owner.js';

@@ -2,6 +2,7 @@ import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { OperationState } from './append-rules.js';
 import { needsClock } from './approval-rules.js';
 import { type HostLeaseState, type LeaseView, leaseOf } from './invocation-owner.js';
+import { loadForkSources } from './load-fork-sources.js';
 import { run, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
@@ -59,6 +60,7 @@ export function* loadRuleState(
   yield* loadOperations(builder, cache, [...operations.values()]);
   yield* loadSubmissions(builder, cache, [...submissions.values()]);
   yield* loadAttempts(builder, cache, batch);
+  yield* loadForkSources(builder, cache, batch);
   // An expiry is checked against the same clock, read in the same transaction.
   // So is a writer's own lease, for a write that starts a run or an effect.
   if (!batch.some((staged) => staged.takeover || needsClock(staged.event.fact) || startsLeasedWork(staged))) {
@@ -76,6 +78,8 @@ export function ruleStateCached(cache: RuleCache, staged: StagedWrite): boolean 
   const { event } = staged;
   const { sessionId, invocationId } = event.invocation;
   if (staged.takeover || needsClock(event.fact) || event.fact.kind === 'tool_redispatched') return false;
+  // A fork's boundary is read in the transaction that writes it, never from the cache.
+  if (event.fact.kind === 'session_forked') return false;
   if (startsLeasedWork(staged)) return false;
   if (cache.head === undefined || !cache.sessions.has(sessionId)) return false;
   if (!cache.invocations.has(RuleCache.key(sessionId, invocationId))) return false;

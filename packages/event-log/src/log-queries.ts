@@ -1,7 +1,7 @@
-import type { Invocation, LogScope } from '@factum/agent-facts';
+import type { Invocation } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
 import { EventLogError } from './event-log-error.js';
-import { EMPTY_DIGEST, LogPrefix } from './log-prefix.js';
+import { EMPTY_DIGEST } from './log-prefix.js';
 import type { LogDatabase } from './log-schema.js';
 import { decodeRow, type StoredEvent } from './stored-event.js';
 
@@ -15,7 +15,7 @@ export async function readBounded(
   db: Kysely<LogDatabase>,
   filter: Filter,
   bounds: ReadBounds,
-): Promise<{ events: StoredEvent[]; digest: string; sessionDigest: string }> {
+): Promise<{ events: StoredEvent[]; digest: string; sessionDigest: string; bytes: number }> {
   let query = db
     .selectFrom('events')
     .select(['sequence', 'body', 'bytes', 'digest', 'session_digest'])
@@ -49,6 +49,7 @@ export async function readBounded(
     events,
     digest: last?.digest ?? EMPTY_DIGEST,
     sessionDigest: last?.session_digest ?? EMPTY_DIGEST,
+    bytes,
   };
 }
 
@@ -56,22 +57,6 @@ function describeFilter(filter: Filter): string {
   if (filter.invocationId !== undefined) return `invocation ${filter.invocationId}`;
   if (filter.sessionId !== undefined) return `session ${filter.sessionId}`;
   return 'the log';
-}
-
-/** The whole log, or one session, as a digested prefix. */
-export async function prefixOf(
-  db: Kysely<LogDatabase>,
-  scope: LogScope,
-  bounds: ReadBounds,
-): Promise<LogPrefix> {
-  const filter = scope.kind === 'session' ? { sessionId: scope.id } : {};
-  const { events, digest, sessionDigest } = await readBounded(db, filter, bounds);
-  return new LogPrefix({
-    events,
-    digest: scope.kind === 'session' ? sessionDigest : digest,
-    highWater: events.at(-1)?.sequence ?? 0,
-    scope,
-  });
 }
 
 /** A page of events after a sequence, for viewers that follow the log. */

@@ -1,4 +1,5 @@
 import type { InvocationState, OperationState, RuleState, SessionState } from './append-rules.js';
+import type { ForkSourceState } from './fork-rule.js';
 
 /** The head of a chain: the last sequence and its digest. */
 export type ChainHead = { sequence: number; digest: string };
@@ -20,6 +21,8 @@ export class RuleCache implements RuleState {
   readonly operations = new Map<string, OperationState>();
   /** Which invocation took a submitter's key, keyed by session and key. */
   readonly submissions = new Map<string, string>();
+  /** What fork boundaries hold, read for the batch that carries the fork (see `loadRuleState`). */
+  readonly forkSources = new Map<string, ForkSourceState>();
   token: number | undefined;
 
   static key(sessionId: string, id: string): string {
@@ -38,6 +41,14 @@ export class RuleCache implements RuleState {
     return this.submissions.get(RuleCache.key(sessionId, key));
   }
 
+  sessionHasFacts(sessionId: string): boolean {
+    return this.sessions.get(sessionId)?.head !== undefined;
+  }
+
+  forkSource(key: string): ForkSourceState | undefined {
+    return this.forkSources.get(key);
+  }
+
   session(sessionId: string): SessionRow {
     let row = this.sessions.get(sessionId);
     if (row === undefined) {
@@ -54,6 +65,7 @@ export class RuleCache implements RuleState {
     this.invocations.clear();
     this.operations.clear();
     this.submissions.clear();
+    this.forkSources.clear();
     this.token = undefined;
   }
 
@@ -76,7 +88,14 @@ export class RuleCache implements RuleState {
 
   /** Keeps memory bounded on long-lived logs: past the limit, start over. */
   trim(): void {
-    if (this.invocations.size + this.operations.size + this.sessions.size + this.submissions.size > limit) {
+    if (
+      this.invocations.size +
+        this.operations.size +
+        this.sessions.size +
+        this.submissions.size +
+        this.forkSources.size >
+      limit
+    ) {
       this.reset();
     }
   }

@@ -22,7 +22,11 @@ export type AppendRefusal =
   | 'approval_decided_twice'
   | 'approval_input_mismatch'
   | 'approval_missing'
-  | 'approval_not_expired';
+  | 'approval_not_expired'
+  | 'session_exists'
+  | 'unknown_session'
+  | 'invalid_boundary'
+  | 'source_live';
 
 /**
  * A rule refused one write of a batch. Plain data with no dependency, so the rules run

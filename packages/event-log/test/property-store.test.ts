@@ -28,6 +28,8 @@ function prelude(fact: Fact): Fact[] {
     operationId,
     call: { id: 'c', name: 'n', input: null, origin: { kind: 'provider', stepId: 's' } },
   });
+  // A fork is its session's first fact; its source is written by `forkSource`.
+  if (fact.kind === 'session_forked') return [];
   const before: Fact[] = fact.kind === 'invocation_opened' ? [] : [opened];
   if (fact.kind === 'tool_dispatched' && fact.call.origin.kind !== 'provider') {
     before.push(dispatch(fact.call.origin.parentOperationId));
@@ -54,6 +56,20 @@ function prelude(fact: Fact): Fact[] {
     for (const operationId of new Set(fact.outcome.operations)) before.push(request(operationId));
   }
   return before;
+}
+
+/**
+ * A fork names a real boundary of a session of the log: one is written beside the fork's
+ * session (opened and ended) and the generated fact points at its end.
+ */
+async function forkSource(log: EventLog, generated: Fact, invocation: Invocation): Promise<Fact> {
+  if (generated.kind !== 'session_forked') return generated;
+  const source = { ...invocation, sessionId: `${invocation.sessionId}-source` };
+  for (const fact of [opened, { kind: 'invocation_ended', outcome: { kind: 'completed' } } satisfies Fact]) {
+    await log.append(EventWrite.plain(RuntimeEvent.create(source, fact)));
+  }
+  const { step: _step, ...rest } = generated;
+  return { ...rest, source: (await log.forkPoint(source.sessionId)).source };
 }
 
 /** The fact as the store can hold it: a success points at the result it carries. */
@@ -110,7 +126,7 @@ describe('the store keeps every fact byte-identically (properties)', () => {
             for (const fact of prelude(generated)) {
               await log.append(EventWrite.plain(RuntimeEvent.create(invocation, fact)));
             }
-            const { fact, result } = withResult(generated, value);
+            const { fact, result } = withResult(await forkSource(log, generated, invocation), value);
             // Generated ids may repeat across runs; one log holds each id once.
             const event = { ...base, id: `event-${session}`, invocation, fact };
             const write = result ? EventWrite.withResult(event, result) : EventWrite.plain(event);

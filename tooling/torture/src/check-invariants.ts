@@ -1,6 +1,7 @@
 import { canonicalJson } from '@factum/agent-facts';
 import type { LedgerEntry } from './child/ledger.js';
 import { LEDGERED_TOOLS } from './child/torture-tools.js';
+import type { LeaseRecord } from './lease-history.js';
 import type { LogSnapshot } from './log-snapshot.js';
 
 /** One broken promise: which rule, and what exactly. */
@@ -27,11 +28,15 @@ type Operation = { invocationId: string; name: string; key: string | undefined }
  * - approved_only: a call that asked for approval is dispatched only after an
  *   `approval_decided {approved}` of it, and only with exactly the requested input; every
  *   effect of such a call ran with that input (never a denied, expired or undecided one).
+ * - effect_within_lease (with `leases`, the committed history of the hosts' leases):
+ *   every effect a host ran started while the lease its T1 was written under was live
+ *   by what the database had committed at that moment.
  */
 export function checkInvariants(
   snapshot: LogSnapshot,
   ledger: { entries: readonly LedgerEntry[]; torn: readonly string[] },
   phase: CheckPhase,
+  leases?: readonly LeaseRecord[],
 ): { checked: number; violations: Violation[] } {
   let checked = 0;
   const violations: Violation[] = [];
@@ -41,6 +46,12 @@ export function checkInvariants(
   };
 
   expect(snapshot.chain.ok, 'digest_chain', () => JSON.stringify(snapshot.chain));
+  if (leases !== undefined) {
+    for (const entry of ledger.entries) {
+      const late = effectAfterLease(entry, leases);
+      if (late !== 'not_stamped') expect(late === undefined, 'effect_within_lease', () => late ?? '');
+    }
+  }
   for (const line of ledger.torn) expect(false, 'ledger_intact', () => `torn ledger line ${line}`);
 
   const operations = new Map<string, Operation>();
@@ -205,4 +216,35 @@ export function checkInvariants(
     }
   }
   return { checked, violations };
+}
+
+/**
+ * Whether the effect `entry` started while its host's lease was live: the lease of its
+ * host and epoch, as of the last version the database committed at or before the
+ * effect's time, must expire after it. A renewal committed later (its answer held by
+ * the network, say) does not count for an effect before it; one committed earlier does,
+ * whether or not the host ever heard of it. All processes run on one machine: the
+ * effect's time and the database's clock are one clock. Returns what went wrong, or
+ * `not_stamped` for an effect of a single host (no host, epoch or time on its line).
+ */
+export function effectAfterLease(
+  entry: LedgerEntry,
+  leases: readonly LeaseRecord[],
+): string | undefined | 'not_stamped' {
+  if (entry.host === undefined || entry.epoch === undefined || entry.at === undefined) return 'not_stamped';
+  const { host, epoch, at } = entry;
+  const versions = leases.filter((lease) => lease.hostId === host && lease.epoch === epoch);
+  let known: LeaseRecord | undefined;
+  for (const version of versions) if (version.recordedAt <= at) known = version;
+  if (known !== undefined && known.expiresAt > at) return undefined;
+  const when = (ms: number) => new Date(ms).toISOString();
+  const history = versions
+    .map(
+      (v) =>
+        `committed ${when(v.recordedAt)} expires ${v.expiresAt === 0 ? 'now (released)' : when(v.expiresAt)}`,
+    )
+    .join('; ');
+  return known === undefined
+    ? `the effect of ${entry.key} by ${host} (epoch ${epoch}) started at ${when(at)}, before any lease of that epoch was committed (${history || 'no lease rows'})`
+    : `the effect of ${entry.key} by ${host} (epoch ${epoch}) started at ${when(at)}, ${at - known.expiresAt} ms after its lease expired; lease versions: ${history}`;
 }

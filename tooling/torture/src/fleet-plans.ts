@@ -25,7 +25,7 @@ export const FLEET_SWEEP_MS = 250;
  * next commit, during a T1 while another host's runs await the sweep — or paused
  * mid-effect with SIGSTOP until a survivor took it over.
  */
-export function chooseFleetPlan(random: Random, store: StoreName): FleetPlan {
+export function chooseFleetPlan(random: Random, store: StoreName, ttlMs = FLEET_TTL_MS): FleetPlan {
   const roll = random.next();
   const sweep = FLEET_SWEEP_MS;
   if (roll < 0.4) {
@@ -35,7 +35,7 @@ export function chooseFleetPlan(random: Random, store: StoreName): FleetPlan {
     const backstopMs = plan.point.kind === 'time' ? plan.backstopMs + 300 : 2_500;
     return { victim: { point: plan.point, backstopMs }, doomed: false, victimSweepEveryMs: sweep };
   }
-  const expiredSoon = FLEET_TTL_MS + 3_000;
+  const expiredSoon = ttlMs + 3_000;
   if (roll < 0.55) {
     return {
       victim: { point: { kind: 'lease', name: 'takeover', count: 1 }, backstopMs: expiredSoon },
@@ -45,7 +45,10 @@ export function chooseFleetPlan(random: Random, store: StoreName): FleetPlan {
   }
   if (roll < 0.7) {
     return {
-      victim: { point: { kind: 'lease', name: 'renewed', count: random.int(1, 3) }, backstopMs: 3_500 },
+      victim: {
+        point: { kind: 'lease', name: 'renewed', count: random.int(1, 3) },
+        backstopMs: ttlMs + 1_500,
+      },
       doomed: false,
       victimSweepEveryMs: sweep,
     };

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EventLog, type LogTarget } from '@factum/event-log';
 import type { KillPlan } from './child/kill-switch.js';
 import type { Random } from './child/random.js';
-import { FLEET_SWEEP_MS, FLEET_TTL_MS, type FleetPlan } from './fleet-plans.js';
+import { FLEET_SWEEP_MS, type FleetPlan } from './fleet-plans.js';
+import { type FaultTally, PartitionedHost } from './partition-chaos.js';
 import { type ChildExit, TortureChildProcess } from './torture-child-process.js';
 
 /** One host of a round: its id, the runs it said it started, and how it ended. */
@@ -13,10 +14,23 @@ export type FleetHost = {
   readonly exit: ChildExit;
   /** Invocations it started (from its stderr). */
   readonly runs: readonly string[];
+  /**
+   * Its runs that failed for a reason other than a refusal as `fenced` or
+   * `sealed_invocation` (which say another host ended or took the run over): a store
+   * out of reach, mostly, in partition mode. Their end may not be recorded: once the
+   * host released its lease, another host's sweep or the driver's recovery ends them.
+   */
+  readonly failedRuns: readonly string[];
   /** Whether it stopped itself mid-effect and was resumed after a takeover. */
   readonly paused: boolean;
   /** Whether its pause waited for a commit of another session (its T2 may be written). */
   readonly pauseDeferred: boolean;
+  /**
+   * Whether it paused only after the driver had stopped waiting for its pause: no
+   * survivor was waited for to take its runs over, and it was resumed as the round
+   * stopped, so nothing of it is left to fence.
+   */
+  readonly pauseLate: boolean;
   /**
    * Whether its lease lapsed while it ran: lost and registered again, or unrenewed for
    * nearly its time-to-live (it says both when it stops), or past its local deadline (a
@@ -40,6 +54,8 @@ export type FleetFiles = {
   readonly ledger: string;
   readonly slots: readonly { id: string; port: number }[][];
   since: number;
+  /** Effects of its ledger already judged against the leases. */
+  judged: number;
 };
 
 const STOP_WAIT_MS = 30_000;
@@ -59,10 +75,23 @@ export async function runFleetRound(options: {
   readonly plan: FleetPlan;
   readonly random: Random;
   readonly nextGeneration: () => number;
+  /** Every host's lease time-to-live. */
+  readonly ttlMs: number;
+  /** Partition mode: each host reaches PostgreSQL through its own faulty network. */
+  readonly faults?: FaultTally;
 }): Promise<FleetRoundResult> {
-  const { files, plan, random } = options;
+  const { files, plan, random, ttlMs } = options;
   const victimSlot = random.int(0, options.hosts - 1);
   const slots = options.hosts + (plan.doomed ? 1 : 0);
+  const target = files.log;
+  const partitioned =
+    options.faults === undefined || typeof target === 'string'
+      ? undefined
+      : await Promise.all(
+          Array.from({ length: slots }, () =>
+            PartitionedHost.start(target.postgres, random, options.faults!),
+          ),
+        );
   const started = Array.from({ length: slots }, (_, slot) => {
     const generation = options.nextGeneration();
     const role: FleetHost['role'] =
@@ -83,14 +112,24 @@ export async function runFleetRound(options: {
         resolve();
       }),
     );
+    const network = partitioned?.[slot];
+    if (network !== undefined) {
+      // Faults start once the host holds its lease: one that cannot open its log or
+      // register at all only fails to start, which says nothing about leases.
+      child.onSignal('hosting', () => network.run());
+      child.onSignal('t1batch', () => network.atT1());
+    }
     const exit = child.run({
-      log: files.log,
+      log:
+        network === undefined || typeof target === 'string'
+          ? target
+          : { postgres: network.url(target.postgres) },
       ledger: files.ledger,
       generation,
       seed: Math.floor(random.next() * 2 ** 32),
       plan: hostPlan,
       sessions: files.slots[slot]!,
-      host: { id, ttlMs: FLEET_TTL_MS, sweepEveryMs },
+      host: { id, ttlMs, sweepEveryMs, ...(network === undefined ? {} : { partition: true }) },
     });
     return { id, role, plan: hostPlan, child, exit, pausedNow, isPaused: () => paused };
   });
@@ -102,18 +141,24 @@ export async function runFleetRound(options: {
   if (doomed !== undefined) await doomed.exit;
   if (plan.victim.point.kind === 'pause') {
     // Paused, or never reached its point: then there is no victim this round.
-    await Promise.race([victim.pausedNow, victim.exit, sleep(4_000)]);
+    // A host behind a faulty network starts and reaches its effects later.
+    await Promise.race([victim.pausedNow, victim.exit, sleep(partitioned === undefined ? 4_000 : 8_000)]);
   } else await victim.exit;
+  const pausedInTime = victim.isPaused();
 
   const waitFrom = performance.now();
   const dead = started.filter((host) => gone.has(host.id) || host.isPaused()).map((host) => host.id);
-  const unswept = await waitForSweep(files.log, dead);
+  const unswept = await waitForSweep(files.log, dead, ttlMs);
   const sweepMs = performance.now() - waitFrom;
   if (victim.isPaused()) {
+    // Its network heals first: what its stale writes meet must be the fence, not a fault.
+    partitioned?.[victimSlot]?.stop();
     victim.child.resume();
     // Its stale writes (T2, the run's end) meet the fence now.
     await sleep(500);
   }
+  // The network heals before the hosts are asked to stop: they finish their runs on it.
+  for (const network of partitioned ?? []) network.stop();
   // Asking a dead child to stop is harmless: its stdin is gone. SIGCONT is sent again
   // until the end, in case the first one came before the child had stopped itself.
   for (const host of started) host.child.stop();
@@ -126,6 +171,7 @@ export async function runFleetRound(options: {
   const exits = await Promise.all(started.map((host) => host.exit));
   clearTimeout(timer);
   clearInterval(again);
+  await Promise.all((partitioned ?? []).map((network) => network.close()));
   return {
     hosts: started.map((host, i) => ({
       id: host.id,
@@ -133,11 +179,13 @@ export async function runFleetRound(options: {
       plan: host.plan,
       exit: exits[i]!,
       runs: said(exits[i]!.stderr, 'runs'),
+      failedRuns: failedRuns(exits[i]!.stderr),
       paused: host.isPaused(),
+      pauseLate: host.isPaused() && !(host === victim && pausedInTime),
       pauseDeferred: said(exits[i]!.stderr, 'deferred').includes('true'),
       leaseLost:
         said(exits[i]!.stderr, 'leaseLost').some((lost) => Number(lost) > 0) ||
-        said(exits[i]!.stderr, 'renewGapMs').some((gap) => Number(gap) >= FLEET_TTL_MS * 0.9) ||
+        said(exits[i]!.stderr, 'renewGapMs').some((gap) => Number(gap) >= ttlMs * 0.9) ||
         said(exits[i]!.stderr, 'code').includes('lease_lost'),
     })),
     unswept,
@@ -150,13 +198,13 @@ export async function runFleetRound(options: {
  * then a survivor's sweep takes them over), at most the time-to-live plus a generous
  * margin for a loaded machine. Returns what is still unfinished at the end.
  */
-async function waitForSweep(target: LogTarget, dead: readonly string[]): Promise<string[]> {
+async function waitForSweep(target: LogTarget, dead: readonly string[], ttlMs: number): Promise<string[]> {
   if (dead.length === 0) return [];
   const log = await EventLog.open(target);
   try {
     // A deadline, not a pause: on a quiet machine the sweep lands within the TTL and a
     // sweep or two; a saturated one (survivors starved of CPU) may need much longer.
-    const deadline = performance.now() + FLEET_TTL_MS + 4 * FLEET_SWEEP_MS + 30_000;
+    const deadline = performance.now() + ttlMs + 4 * FLEET_SWEEP_MS + 30_000;
     for (;;) {
       const left = (await log.unfinishedOwnership(100_000))
         .filter((u) => u.ownership.owner !== undefined && dead.includes(u.ownership.owner.hostId))
@@ -167,6 +215,19 @@ async function waitForSweep(target: LogTarget, dead: readonly string[]): Promise
   } finally {
     await log.close();
   }
+}
+
+/** The runs a host said failed, but not because another host ended or took them over. */
+function failedRuns(stderr: string): string[] {
+  const runs: string[] = [];
+  for (const line of stderr.split('\n')) {
+    if (!line.startsWith('{"runFailed"')) continue;
+    try {
+      const { runFailed, codes } = JSON.parse(line) as { runFailed: string; codes: string[] };
+      if (!codes.some((code) => code === 'fenced' || code === 'sealed_invocation')) runs.push(runFailed);
+    } catch {}
+  }
+  return runs;
 }
 
 /** The values of `key` in the JSON lines of a child's stderr. */

@@ -5,10 +5,12 @@ import { type CheckPhase, checkInvariants, type Violation } from './check-invari
 import { readLedger } from './child/ledger.js';
 import type { Random } from './child/random.js';
 import { tortureCatalog } from './child/torture-tools.js';
-import { chooseFleetPlan } from './fleet-plans.js';
+import { chooseFleetPlan, FLEET_TTL_MS } from './fleet-plans.js';
 import { type FleetFiles, type FleetRoundResult, runFleetRound } from './fleet-round.js';
 import { planLabel } from './kill-plans.js';
+import { type LeaseRecord, readLeaseHistory, recordLeaseHistory } from './lease-history.js';
 import { takeSnapshot } from './log-snapshot.js';
+import { PARTITION_TTL_MS } from './partition-chaos.js';
 import { recoverLog } from './recover-log.js';
 import { describeTarget, type TortureStore } from './torture-store.js';
 import { countChildErrors, freePort, type KillBudget, type TortureTally } from './torture-worker.js';
@@ -28,15 +30,18 @@ export async function runFleetWorker(options: {
   readonly hosts: number;
   readonly sessions: number;
   readonly rotateEvery: number;
+  /** Partition mode (PostgreSQL): each host behind its own faulty network, leases of 3 s. */
+  readonly partition?: boolean;
   readonly onKill?: () => void;
 }): Promise<void> {
   const { directory, random, tally, store } = options;
+  const ttlMs = options.partition === true ? PARTITION_TTL_MS : FLEET_TTL_MS;
   mkdirSync(directory, { recursive: true });
   let generation = 0;
   let files = await freshFleetLog(store, directory, 0, options.hosts + 1, options.sessions);
   let rounds = 0;
   while (options.budget.take()) {
-    const plan = chooseFleetPlan(random, store.name);
+    const plan = chooseFleetPlan(random, store.name, ttlMs);
     const round = await runFleetRound({
       entry: options.childEntry,
       files,
@@ -44,6 +49,8 @@ export async function runFleetWorker(options: {
       plan,
       random,
       nextGeneration: () => ++generation,
+      ttlMs,
+      ...(options.partition === true ? { faults: tally.faults } : {}),
     });
     rounds += 1;
     tally.kills += 1;
@@ -108,11 +115,11 @@ async function checkFleet(
       expect(host.exit.signal === 'SIGKILL', 'child_killed', () => `${host.id} ended with ${host.exit.code}`);
     }
     if (host.paused) {
-      const where = host.pauseDeferred ? 'paused:after_commit' : 'paused';
+      const where = host.pauseLate ? 'paused:late' : host.pauseDeferred ? 'paused:after_commit' : 'paused';
       tally.diedAt[where] = (tally.diedAt[where] ?? 0) + 1;
       // Paused mid-effect, its T2 is still to write: once resumed it must meet the fence.
       // A deferred pause may come after its runs ended: nothing of it is left to fence.
-      if (!host.pauseDeferred) {
+      if (!host.pauseDeferred && !host.pauseLate) {
         expect(
           host.exit.stderr.includes('fenced'),
           'paused_host_fenced',
@@ -130,14 +137,16 @@ async function checkFleet(
     'swept_by_survivor',
     () => `no survivor recovered ${round.unswept.join(', ')} within the wait`,
   );
-  // Whose runs a recovery may end: a dead, paused or crashed host's, or one whose lease lapsed.
+  // Whose runs a recovery may end: a dead, paused or crashed host's, one whose lease
+  // lapsed, or a run that failed with its end maybe unrecorded (a store out of reach).
   const endable = new Set(
     round.hosts
       .filter(
         (h) =>
           h.role !== 'survivor' || h.paused || h.leaseLost || h.exit.code !== 0 || h.exit.signal !== null,
       )
-      .flatMap((h) => h.runs),
+      .flatMap((h) => h.runs)
+      .concat(round.hosts.flatMap((h) => h.failedRuns)),
   );
   const owner = new Map(round.hosts.flatMap((h) => h.runs.map((run) => [run, h.id] as const)));
 
@@ -149,9 +158,21 @@ async function checkFleet(
     return undefined;
   }
   try {
+    // On PostgreSQL the database kept every lease version it committed: each effect is
+    // judged against the lease of its host and epoch (effect_within_lease).
+    const target = files.log;
+    const leases: LeaseRecord[] | undefined =
+      typeof target === 'string' ? undefined : await readLeaseHistory(target.postgres);
+    const ledger = readLedger(files.ledger);
+    if (leases !== undefined) {
+      // Each effect counted once, though every later round on this log judges it again.
+      const stamped = ledger.entries.filter((entry) => entry.at !== undefined).length;
+      tally.effectsJudged += stamped - files.judged;
+      files.judged = stamped;
+    }
     const check = async (phase: CheckPhase) => {
       const snapshot = await takeSnapshot(log, files.since);
-      const result = checkInvariants(snapshot, readLedger(files.ledger), phase);
+      const result = checkInvariants(snapshot, ledger, phase, leases);
       tally.invariantsChecked += result.checked;
       tally.violations.push(
         ...result.violations.map((v: Violation) => ({ ...v, detail: `${name}: ${v.detail}` })),
@@ -211,10 +232,12 @@ async function freshFleetLog(
   // Made before its hosts start: several processes' first open of one new SQLite log can
   // fail with `database is locked` (the single-host mode's kills cover first opens).
   await (await EventLog.open(log)).close();
+  if (typeof log !== 'string') await recordLeaseHistory(log.postgres);
   return {
     log,
     ledger: join(directory, `ledger-${generation}.jsonl`),
     slots: all,
     since: 0,
+    judged: 0,
   };
 }

@@ -23,6 +23,11 @@ export type TortureOptions = {
    * is a round of that many host processes, one of them the victim (`runFleetWorker`).
    */
   readonly hosts?: number;
+  /**
+   * Partition mode: hosts on PostgreSQL (at least 2; default 3), each behind its own
+   * `FaultProxy` that stalls, holds answers and cuts at random and at T1 commits; 3 s leases.
+   */
+  readonly partition?: boolean;
   /** Where the logs live (default SQLite files). */
   readonly store?: StoreName;
   /** For `store: 'postgres'`: a server whose role may create databases (one per log). */
@@ -48,6 +53,9 @@ export type TortureSummary = {
   readonly childErrors: Readonly<Record<string, number>>;
   readonly reconciled: number;
   readonly portRetries: number;
+  readonly partition: boolean;
+  readonly faults: Readonly<Record<string, number>>;
+  readonly effectsJudged: number;
   readonly directory: string;
 };
 
@@ -63,7 +71,10 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const workers = Math.max(1, options.workers ?? 2);
   const directory = mkdtempSync(join(tmpdir(), 'factum-torture-'));
   const random = new Random(seed);
-  const storeName = options.store ?? 'sqlite';
+  const partition = options.partition === true;
+  const storeName = options.store ?? (partition ? 'postgres' : 'sqlite');
+  if (partition && storeName !== 'postgres')
+    throw new Error('the partition mode runs on PostgreSQL: a proxy sits between each host and the server');
   if (storeName === 'postgres' && !options.postgresUrl)
     throw new Error('a PostgreSQL torture run needs `postgresUrl`');
   const store = storeName === 'postgres' ? postgresTortureStore(options.postgresUrl!) : sqliteTortureStore();
@@ -77,11 +88,13 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     childErrors: {},
     reconciled: 0,
     portRetries: 0,
+    faults: {},
+    effectsJudged: 0,
   };
   let remaining = options.kills;
   const budget = { take: () => remaining-- > 0 };
   const keep = (): boolean => options.keep === true || tally.violations.length > 0;
-  const hosts = options.hosts ?? 1;
+  const hosts = partition ? Math.max(2, options.hosts ?? 3) : (options.hosts ?? 1);
   const onKill = () =>
     options.onProgress?.({
       kills: tally.kills,
@@ -101,6 +114,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
         hosts,
         sessions: options.sessions ?? 2,
         rotateEvery: options.rotateEvery ?? 10,
+        partition,
         onKill,
       });
     } else
@@ -130,6 +144,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     workers: hosts >= 2 ? 1 : workers,
     hosts,
     store: storeName,
+    partition,
     directory,
   };
 }

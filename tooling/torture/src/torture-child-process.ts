@@ -11,7 +11,13 @@ export type ChildConfig = {
   readonly plan: KillPlan;
   readonly sessions: readonly { readonly id: string; readonly port: number }[];
   /** One host of several on one log: its own lease, a sweeper, and a graceful stop. */
-  readonly host?: { readonly id: string; readonly ttlMs: number; readonly sweepEveryMs: number };
+  readonly host?: {
+    readonly id: string;
+    readonly ttlMs: number;
+    readonly sweepEveryMs: number;
+    /** Partition mode: say when a T1's commit is about to go, and wait a moment. */
+    readonly partition?: boolean;
+  };
 };
 
 /** How a child ended: the signal that killed it, its exit code, what it said on stderr. */
@@ -32,6 +38,10 @@ export class TortureChildProcess {
   readonly #exit: Promise<ChildExit>;
   #onOpening: (() => void) | undefined;
   #onPaused: (() => void) | undefined;
+  /** Callbacks for the signal lines a host says on stderr (`{"<name>":true}`). */
+  readonly #signals = new Map<string, () => void>();
+  /** The end of stderr not yet ended by a newline. */
+  #partial = '';
 
   /** @param entry the bundled child script */
   constructor(entry: string) {
@@ -40,6 +50,11 @@ export class TortureChildProcess {
     this.#child.stderr?.setEncoding('utf8');
     this.#child.stderr?.on('data', (text: string) => {
       if (stderr.length < 512 * 1024) stderr += text;
+      if (this.#signals.size > 0) {
+        const lines = (this.#partial + text).split('\n');
+        this.#partial = lines.pop() ?? '';
+        for (const line of lines) this.#signals.get(line)?.();
+      }
       if (this.#onOpening !== undefined && stderr.includes('{"opening":true}')) {
         const opening = this.#onOpening;
         this.#onOpening = undefined;
@@ -78,6 +93,15 @@ export class TortureChildProcess {
   /** Calls `then` once the child says it stopped itself (SIGSTOP) mid-effect. */
   onPaused(then: () => void): void {
     this.#onPaused = then;
+  }
+
+  /**
+   * Calls `then` each time the child says `{"<name>":true}` on a line of its own: a host
+   * in partition mode says `hosting` once its lease is held, and `t1batch` when a commit
+   * carrying a T1 is about to go.
+   */
+  onSignal(name: 'hosting' | 't1batch', then: () => void): void {
+    this.#signals.set(JSON.stringify({ [name]: true }), then);
   }
 
   /** Resumes a child that stopped itself. */

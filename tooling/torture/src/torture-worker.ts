@@ -23,6 +23,10 @@ export type TortureTally = {
   childErrors: Record<string, number>;
   reconciled: number;
   portRetries: number;
+  /** Partition mode: what the hosts' networks did (`stall`, `hold_answers`, `cut`, `t1:…`). */
+  faults: Record<string, number>;
+  /** Effects judged against their host's committed lease (effect_within_lease), per check. */
+  effectsJudged: number;
 };
 
 /** The next kill to make, shared by every worker; false when there are no more. */
@@ -161,7 +165,14 @@ export function countChildErrors(tally: TortureTally, stderr: string): void {
         runs?: unknown;
         stopped?: unknown;
         paused?: unknown;
+        t1batch?: unknown;
+        hosting?: unknown;
       };
+      if (parsed.hosting === true || (parsed as { runFailed?: unknown }).runFailed !== undefined) continue;
+      if (parsed.t1batch === true) {
+        tally.faults.t1_batches_signalled = (tally.faults.t1_batches_signalled ?? 0) + 1;
+        continue;
+      }
       if (parsed.opening === true || parsed.opened === true) continue;
       if (parsed.runs !== undefined || parsed.stopped === true || parsed.paused === true) continue;
       if (typeof parsed.died === 'string') {

@@ -1,5 +1,5 @@
 // `pnpm torture -- --kills 1000 [--workers 2] [--hosts n] [--seed n] [--sessions 2] [--keep]
-//   [--store sqlite|postgres] [--postgres-url url]`: prints one JSON summary line on
+//   [--store sqlite|postgres] [--postgres-url url] [--partition]`: prints one JSON summary line on
 // stdout; every violation goes to stderr. On PostgreSQL without a URL it uses
 // FACTUM_TEST_POSTGRES_URL, or the tests' shared embedded server.
 import { parseArgs } from 'node:util';
@@ -10,37 +10,53 @@ const { values } = parseArgs({
   options: {
     kills: { type: 'string', default: '100' },
     workers: { type: 'string', default: '2' },
-    hosts: { type: 'string', default: '1' },
+    hosts: { type: 'string' },
     seed: { type: 'string' },
     sessions: { type: 'string', default: '2' },
     'rotate-every': { type: 'string', default: '10' },
     keep: { type: 'boolean', default: false },
-    store: { type: 'string', default: 'sqlite' },
+    store: { type: 'string' },
     'postgres-url': { type: 'string' },
+    partition: { type: 'boolean', default: false },
   },
 });
-if (!(Number(values.hosts) >= 1 && Number.isInteger(Number(values.hosts)))) {
-  process.stderr.write(`--hosts is a whole number ≥ 1 (2 or more share one log), not ${values.hosts}\n`);
+// The partition mode: hosts (3 unless named, at least 2) on PostgreSQL, each behind a proxy.
+const partition = values.partition;
+const hosts = Number(values.hosts ?? (partition ? 3 : 1));
+if (!(hosts >= (partition ? 2 : 1) && Number.isInteger(hosts))) {
+  process.stderr.write(
+    partition
+      ? `--partition runs --hosts 2 or more on one log, not ${values.hosts}\n`
+      : `--hosts is a whole number ≥ 1 (2 or more share one log), not ${values.hosts}\n`,
+  );
   process.exit(2);
 }
-if (values.store !== 'sqlite' && values.store !== 'postgres') {
-  process.stderr.write(`--store is sqlite or postgres, not ${values.store}\n`);
+const store = values.store ?? (partition ? 'postgres' : 'sqlite');
+if (store !== 'sqlite' && store !== 'postgres') {
+  process.stderr.write(`--store is sqlite or postgres, not ${store}\n`);
   process.exit(2);
 }
-const store = values.store;
+if (partition && store !== 'postgres') {
+  process.stderr.write(
+    '--partition runs on PostgreSQL (a proxy per host before the server), not --store sqlite\n',
+  );
+  process.exit(2);
+}
 const postgres = store === 'postgres' ? await postgresServer(values['postgres-url']) : undefined;
 
 const summary = await runTorture({
   kills: Number(values.kills),
   workers: Number(values.workers),
-  hosts: Number(values.hosts),
+  hosts,
+  partition,
   sessions: Number(values.sessions),
   rotateEvery: Number(values['rotate-every']),
   keep: values.keep,
   store,
   ...(postgres === undefined ? {} : { postgresUrl: postgres.url }),
   onProgress: ({ kills, violations, seconds }) => {
-    if (kills % 100 === 0)
+    // A round of several hosts takes seconds: say where a run stands more often.
+    if (kills % (hosts >= 2 ? 10 : 100) === 0)
       process.stderr.write(`${kills} kills, ${violations} violations, ${seconds.toFixed(0)} s\n`);
   },
   ...(values.seed === undefined ? {} : { seed: Number(values.seed) }),
@@ -59,6 +75,8 @@ process.stdout.write(
     seed: summary.seed,
     workers: summary.workers,
     hosts: summary.hosts,
+    ...(summary.partition ? { partition: true, faults: summary.faults } : {}),
+    effects_judged: summary.effectsJudged,
     reconciled: summary.reconciled,
     planned: summary.byPoint,
     died_at: summary.diedAt,

@@ -217,4 +217,58 @@ describe('the torture checks', () => {
       ]);
     });
   });
+
+  describe('effect_within_lease', () => {
+    const facts = [opened, dispatched('o1', 'k1'), settled('o1'), ended];
+    const ran = (at: number, host = 'host-1', epoch = 1) => ({
+      entries: [{ key: 'k1', tool: 'charge', pid: 1, host, epoch, at } satisfies LedgerEntry],
+      torn: [],
+    });
+    // Registered at 1,000 with a 3 s lease, renewed at 2,000 (to 5,000), released at 6,000.
+    const leases = [
+      { hostId: 'host-1', epoch: 1, expiresAt: 4_000, recordedAt: 1_000 },
+      { hostId: 'host-1', epoch: 1, expiresAt: 5_000, recordedAt: 2_000 },
+      { hostId: 'host-1', epoch: 2, expiresAt: 9_000, recordedAt: 6_000 },
+    ];
+    const check = (ledger: ReturnType<typeof ran>, history = leases) =>
+      checkInvariants(snapshot(facts), ledger, 'after_kill', history);
+
+    it('an effect under a live lease passes, and is counted as checked', () => {
+      const result = check(ran(4_500));
+      expect(result.violations).toEqual([]);
+      expect(result.checked).toBe(checkInvariants(snapshot(facts), ran(4_500), 'after_kill').checked + 1);
+    });
+
+    it('an effect after its epoch’s lease expired breaks it, naming the host, the time and the lease versions', () => {
+      // Epoch 2 is live at 5,500, but the T1 and its effect belong to epoch 1, expired at 5,000.
+      const result = check(ran(5_500));
+      expect(rules(result)).toEqual(['effect_within_lease']);
+      expect(result.violations[0]?.detail).toContain('host-1 (epoch 1)');
+      expect(result.violations[0]?.detail).toContain('500 ms after its lease expired');
+    });
+
+    it('a renewal committed only after the effect does not cover it, though its expiry would', () => {
+      // Committed at 4,200 (its answer held, say): the effect at 4,100 ran on the version
+      // committed at 1,000, expired at 4,000.
+      const late = [leases[0]!, { hostId: 'host-1', epoch: 1, expiresAt: 7_000, recordedAt: 4_200 }];
+      expect(rules(check(ran(4_100), late))).toEqual(['effect_within_lease']);
+      // A renewal the database committed counts, whether or not its answer reached the host.
+      expect(check(ran(4_300), late).violations).toEqual([]);
+    });
+
+    it('an effect after a release, before any registration, or of an unknown host breaks it', () => {
+      const released = [
+        ...leases.slice(0, 2),
+        { hostId: 'host-1', epoch: 1, expiresAt: 0, recordedAt: 3_000 },
+      ];
+      expect(rules(check(ran(3_500), released))).toEqual(['effect_within_lease']);
+      expect(rules(check(ran(500)))).toEqual(['effect_within_lease']);
+      expect(rules(check(ran(2_500, 'host-9')))).toEqual(['effect_within_lease']);
+    });
+
+    it('an effect with no host on its line (a single host’s) is not judged', () => {
+      const result = checkInvariants(snapshot(facts), ledger('k1'), 'after_kill', leases);
+      expect(result.violations).toEqual([]);
+    });
+  });
 });

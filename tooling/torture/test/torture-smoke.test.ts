@@ -55,4 +55,25 @@ describe('torture smoke', () => {
     expect(summary.kills).toBe(4);
     expect(summary.byPoint['lease:sweep'] ?? 0).toBeGreaterThan(0);
   }, 240_000);
+
+  it('three hosts on PostgreSQL, each behind a network that stalls, holds answers and cuts, at T1 commits too: no effect starts outside its lease, the same promise holds', async () => {
+    const postgresUrl = process.env.FACTUM_TEST_POSTGRES_URL;
+    expect(postgresUrl, 'a PostgreSQL server for the smoke run').toBeTruthy();
+    const summary = await runTorture({ kills: 2, hosts: 3, partition: true, seed: 5, postgresUrl });
+    expect(summary.violations, named(summary)).toEqual([]);
+    expect(summary.kills).toBe(2);
+    expect(summary.store).toBe('postgres');
+    expect(summary.partition).toBe(true);
+    const faults = (prefix: string) =>
+      ['stall', 'hold_answers', 'cut'].reduce(
+        (sum, fault) => sum + (summary.faults[`${prefix}${fault}`] ?? 0),
+        0,
+      );
+    // The networks failed at random and at the commits of T1s.
+    expect(faults('')).toBeGreaterThan(0);
+    expect(faults('t1:')).toBeGreaterThan(0);
+    // Effects were judged against the leases PostgreSQL committed (effect_within_lease).
+    expect(summary.effectsJudged).toBeGreaterThan(0);
+    expect(summary.invariantsChecked).toBeGreaterThan(2 * 2);
+  }, 120_000);
 });

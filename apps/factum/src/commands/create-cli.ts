@@ -7,6 +7,7 @@ import type { CliContext } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { registerDecide } from './decide.js';
 import { registerDemo } from './demo.js';
+import { registerFork } from './fork.js';
 import { EXIT_AWAITING_APPROVAL } from './live-run.js';
 import { registerLog } from './log.js';
 import { printError } from './print-error.js';
@@ -35,6 +36,7 @@ export function createCli(context: CliContext): CAC {
   cli.option('--dir <path>', 'data directory (default: .factum in the workspace)');
   registerDemo(cli, context);
   registerRun(cli, context);
+  registerFork(cli, context);
   registerLog(cli, context);
   registerShow(cli, context);
   registerRecover(cli, context);
@@ -58,7 +60,7 @@ export function createCli(context: CliContext): CAC {
     ...(cli.matchedCommandName === 'replay'
       ? [{ title: 'Exit codes', body: REPLAY_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
       : []),
-    ...(['run', 'resume', 'approve', 'deny'].includes(cli.matchedCommandName ?? '')
+    ...(['run', 'fork', 'resume', 'approve', 'deny'].includes(cli.matchedCommandName ?? '')
       ? [{ title: 'Exit codes', body: RUN_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
       : []),
   ]);

@@ -1,4 +1,5 @@
 import type {
+  FactOf,
   Invocation,
   InvocationConfiguration,
   InvocationInput,
@@ -34,7 +35,11 @@ const PAGE = 1000;
  */
 export async function indexInvocations(
   log: EventLog,
-  filter: { readonly sessionId?: string } = {},
+  filter: {
+    readonly sessionId?: string;
+    /** Filled with each forked session's `session_forked`, by session. */
+    readonly forks?: Map<string, FactOf<'session_forked'>>;
+  } = {},
 ): Promise<InvocationSummary[]> {
   const byId = new Map<string, InvocationSummary>();
   let after = 0;
@@ -48,6 +53,7 @@ export async function indexInvocations(
       after = sequence;
       const key = `${event.invocation.sessionId}\u0000${event.invocation.invocationId}`;
       const fact = event.fact;
+      if (fact.kind === 'session_forked') filter.forks?.set(event.invocation.sessionId, fact);
       if (fact.kind === 'invocation_opened') {
         byId.set(key, {
           invocation: event.invocation,

@@ -4,6 +4,7 @@ import {
   InvocationOutcomeSchema,
   InvocationSchema,
   JsonValueSchema,
+  RunBoundarySchema,
 } from '@factum/agent-facts';
 import { z } from 'zod';
 
@@ -46,6 +47,8 @@ export const LogEntrySchema = z.object({
 /** `factum log --json`: one page of invocations, oldest first, and where it sits. */
 export const LogOutputSchema = z.object({
   invocations: z.array(LogEntrySchema),
+  /** The listed sessions that are forks, and where each forked from. */
+  forks: z.array(z.lazy(() => ForkOutputSchema)).optional(),
   total: z.number().int(),
   page: z.number().int(),
   limit: z.number().int(),
@@ -65,6 +68,8 @@ export const ShowEventSchema = z.object({
 export const ShowOutputSchema = z.object({
   invocation: InvocationSchema,
   status: InvocationStatusSchema,
+  /** Where the invocation's session forked from, when it is a fork. */
+  forkedFrom: z.lazy(() => ForkOutputSchema).optional(),
   events: z.array(ShowEventSchema),
 });
 
@@ -128,6 +133,18 @@ export const ApprovalEntrySchema = z.object({
 
 /** `factum approvals --json`: every call waiting for a person, across sessions, oldest first. */
 export const ApprovalsOutputSchema = z.object({ approvals: z.array(ApprovalEntrySchema) });
+
+/**
+ * Where a forked session's history comes from: `factum fork --json` prints it (with the
+ * new session's id) before the fork's first turn runs; `log --json` lists one per fork.
+ */
+export const ForkOutputSchema = z.object({
+  session: z.string(),
+  /** The boundary in the session that holds it: its invocation, high water and digest. */
+  source: RunBoundarySchema,
+  /** The step the fork starts before, for a fork inside an invocation. */
+  step: z.string().optional(),
+});
 
 export type LogOutput = z.infer<typeof LogOutputSchema>;
 export type ShowOutput = z.infer<typeof ShowOutputSchema>;

@@ -1,7 +1,8 @@
-import { terminalStatusOf } from '@factum/agent-facts';
+import { type FactOf, terminalStatusOf } from '@factum/agent-facts';
 import type { CAC } from 'cac';
 import { hasLog } from '../data-directory.js';
 import { oneLine, plural } from '../terminal/describe-call.js';
+import { forkText } from '../terminal/render-timeline.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
@@ -43,15 +44,26 @@ export function registerLog(cli: CAC, context: CliContext): void {
       const dataDir = dataDirOf(options, context);
       await using log = hasLog(dataDir) ? await openLogOf(dataDir) : undefined;
       const sessionId = options.session === undefined ? undefined : String(options.session);
+      const forks = new Map<string, FactOf<'session_forked'>>();
       const all =
-        log === undefined ? [] : await indexInvocations(log, sessionId === undefined ? {} : { sessionId });
+        log === undefined
+          ? []
+          : await indexInvocations(log, sessionId === undefined ? { forks } : { sessionId, forks });
       const end = all.length - (page - 1) * limit;
       const shown = all.slice(Math.max(0, end - limit), Math.max(0, end));
       if (shown.length === 0 && all.length > 0)
         throw new CliError('usage', `--page ${page} is past the oldest invocation`);
       if (options.json) {
+        const listed = new Set(shown.map((summary) => summary.invocation.sessionId));
         printJson(terminal, LogOutputSchema, {
           invocations: shown.map(logEntryOf),
+          forks: [...forks]
+            .filter(([session]) => listed.has(session))
+            .map(([session, fact]) => ({
+              session,
+              source: fact.source,
+              ...(fact.step ? { step: fact.step } : {}),
+            })),
           total: all.length,
           page,
           limit,
@@ -72,6 +84,8 @@ export function registerLog(cli: CAC, context: CliContext): void {
           session = summary.invocation.sessionId;
           terminal.line();
           terminal.line(c.bold(shownText(session)));
+          const fork = forks.get(session);
+          if (fork !== undefined) terminal.line(c.dim(`  ${shownText(forkText(fork))}`));
         }
         terminal.line(`  ${row(summary, context)}`);
         if (summary.outcome === undefined && log !== undefined) {

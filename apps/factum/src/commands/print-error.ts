@@ -13,6 +13,10 @@ const hints: Readonly<Record<string, string>> = {
   approval_unknown: 'list calls waiting for a person with `factum approvals`',
   approval_decided_twice: 'see `factum approvals`',
   not_uncertain: 'list uncertain operations with `factum recover`',
+  source_live: 'fork at an invocation that has ended: `factum log --session <id>`',
+  invalid_boundary: 'name an invocation or a step that `factum show` lists',
+  unknown_session: 'list sessions with `factum log`',
+  session_exists: 'a fork starts a new session',
 };
 
 /**

@@ -1,7 +1,7 @@
 import { factNeedsResult, type JsonValue } from '@factum/agent-facts';
 import type { CAC } from 'cac';
 import { hasLog } from '../data-directory.js';
-import { renderTimeline } from '../terminal/render-timeline.js';
+import { forkText, renderTimeline } from '../terminal/render-timeline.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { findInvocation, indexInvocations } from './invocation-index.js';
@@ -46,12 +46,24 @@ export function registerShow(cli: CAC, context: CliContext): void {
       const summary = findInvocation(index, String(id));
       const { invocation } = summary;
       const events = await log.invocationEvents(invocation, bounds);
+      // A fork's first fact names where its history comes from.
+      const [first] = await log.read({ scope: { session: invocation.sessionId }, limit: 1 });
+      const fork = first?.event.fact.kind === 'session_forked' ? first.event.fact : undefined;
       const readResult = async (eventId: string) =>
         (await log.resolveToolResult(invocation.sessionId, eventId)).json();
       if (options.json) {
         printJson(terminal, ShowOutputSchema, {
           invocation,
           status: statusName(summary),
+          ...(fork === undefined
+            ? {}
+            : {
+                forkedFrom: {
+                  session: invocation.sessionId,
+                  source: fork.source,
+                  ...(fork.step === undefined ? {} : { step: fork.step }),
+                },
+              }),
           events: await Promise.all(
             events.map(async ({ sequence, event }) => ({
               sequence,
@@ -67,6 +79,7 @@ export function registerShow(cli: CAC, context: CliContext): void {
       terminal.line(
         `${c.bold(shownText(invocation.invocationId))} ${c.dim(shownText(`session ${invocation.sessionId} · turn ${invocation.turnId} · run ${invocation.runId}`))}`,
       );
+      if (fork !== undefined) terminal.line(c.dim(shownText(forkText(fork))));
       const lines = await renderTimeline(events, { colors: c, readResult, full: options.full === true });
       for (const line of lines) terminal.line(line);
       return 0;

@@ -6,6 +6,7 @@ import { approvalRoutes } from './approval-routes.js';
 import { bearerAuth } from './bearer-auth.js';
 import { errorResponse } from './error-response.js';
 import { eventRoutes } from './event-routes.js';
+import { forkRoutes } from './fork-routes.js';
 import { handoffRoutes } from './handoff-routes.js';
 import { InvocationRegistry } from './invocation-registry.js';
 import { LogFollower } from './log-follower.js';
@@ -103,6 +104,7 @@ export function createServer(options: ServerOptions): Hono {
   app.route('/api', approvalRoutes(context));
   app.route('/api', eventRoutes(context));
   app.route('/api', sessionRoutes(context));
+  app.route('/api', forkRoutes(context));
   app.route('/api', replayRoutes(context));
   app.route('/', webRoutes());
   app.notFound((c) =>

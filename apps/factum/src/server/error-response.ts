@@ -1,4 +1,5 @@
 import { RunError, type RunErrorCode } from '@factum/engine';
+import { type AppendRefusal, AppendRefusedError } from '@factum/event-log';
 import type { Context } from 'hono';
 import { type ErrorStatus, ServerError } from './server-error.js';
 
@@ -29,6 +30,14 @@ const runStatuses = {
   idempotency_conflict: 409,
 } as const satisfies Record<RunErrorCode, ErrorStatus>;
 
+/** The log's refusals of a fork, answered with their own code (see `fork-routes.ts`). */
+const forkStatuses: Partial<Record<AppendRefusal, ErrorStatus>> = {
+  unknown_session: 404,
+  invalid_boundary: 409,
+  source_live: 409,
+  session_exists: 409,
+};
+
 /**
  * Answers an error thrown by a route. Our own typed refusals keep their code and
  * message; anything else is a 500 whose message says nothing of the cause, so no
@@ -43,6 +52,13 @@ export function errorResponse(c: Context, error: unknown): Response {
     return c.json<ErrorBody>(
       { error: { code: error.code, message: error.message } },
       runStatuses[error.code],
+    );
+  }
+  const forkStatus = AppendRefusedError.isInstance(error) ? forkStatuses[error.code] : undefined;
+  if (forkStatus !== undefined) {
+    return c.json<ErrorBody>(
+      { error: { code: (error as AppendRefusedError).code, message: (error as AppendRefusedError).message } },
+      forkStatus,
     );
   }
   return c.json<ErrorBody>(

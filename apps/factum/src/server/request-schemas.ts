@@ -13,6 +13,20 @@ export const TurnRequestSchema = z.strictObject({
 });
 export type TurnRequest = z.infer<typeof TurnRequestSchema>;
 
+/**
+ * The body of `POST /api/sessions/:session/forks`: where to fork (an invocation id, or a
+ * step id `<invocation>/<n>`; default: the last invocation that ended) and, optionally,
+ * the message the fork's first turn runs.
+ */
+export const ForkRequestSchema = z.strictObject({
+  at: IdSchema.optional(),
+  message: z.string().min(1).max(200_000).optional(),
+  toolMode: ToolModeSchema.optional(),
+  /** Start the fork's turn even though operations of its prefix have unknown outcomes. */
+  allowPriorUnknown: z.boolean().optional(),
+});
+export type ForkRequest = z.infer<typeof ForkRequestSchema>;
+
 /** The body of `POST /api/invocations/:id/handoff`. */
 export const HandoffRequestSchema = z.strictObject({ intent: HandoffIntentSchema });
 export type HandoffRequest = z.infer<typeof HandoffRequestSchema>;

@@ -1,4 +1,4 @@
-import type { Invocation, TerminalStatus } from '@factum/agent-facts';
+import type { FactOf, Invocation, TerminalStatus } from '@factum/agent-facts';
 import { terminalStatusOf } from '@factum/agent-facts';
 import type { StoredEvent } from '@factum/event-log';
 
@@ -33,9 +33,16 @@ type MutableSummary = { -readonly [K in keyof InvocationSummary]: InvocationSumm
 export class SessionIndex {
   readonly #sessions = new Map<string, MutableSummary[]>();
   readonly #invocations = new Map<string, MutableSummary>();
+  readonly #forks = new Map<string, FactOf<'session_forked'>>();
 
   /** Folds one event into the projection. */
   apply({ sequence, event }: StoredEvent): void {
+    if (event.fact.kind === 'session_forked') {
+      // A fork's first fact opens no invocation: the session exists, with none yet.
+      this.#forks.set(event.invocation.sessionId, event.fact);
+      if (!this.#sessions.has(event.invocation.sessionId)) this.#sessions.set(event.invocation.sessionId, []);
+      return;
+    }
     const id = event.invocation.invocationId;
     let summary = this.#invocations.get(id);
     if (summary === undefined) {
@@ -90,6 +97,11 @@ export class SessionIndex {
   invocation(invocationId: string): InvocationSummary | undefined {
     const summary = this.#invocations.get(invocationId);
     return summary === undefined ? undefined : freeze(summary);
+  }
+
+  /** Where a forked session's history comes from; undefined for a session that is not a fork. */
+  forkOf(sessionId: string): FactOf<'session_forked'> | undefined {
+    return this.#forks.get(sessionId);
   }
 
   /** A session's invocations in the order they opened, or undefined for an unknown session. */

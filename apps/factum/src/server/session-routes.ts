@@ -32,7 +32,7 @@ export function sessionRoutes(context: RouteContext): Hono {
         events: invocations.reduce((sum, summary) => sum + summary.events, 0),
         unsettledOperations: invocations.reduce((sum, summary) => sum + summary.unsettledOperations, 0),
         rejections: invocations.reduce((sum, summary) => sum + summary.rejections, 0),
-        lastSequence: Math.max(...invocations.map((summary) => summary.lastSequence)),
+        lastSequence: Math.max(0, ...invocations.map((summary) => summary.lastSequence)),
         updatedAt: latest?.updatedAt,
       };
     });
@@ -44,9 +44,13 @@ export function sessionRoutes(context: RouteContext): Hono {
     await context.follower.catchUp();
     const invocations = context.index.session(id);
     if (invocations === undefined) throw new ServerError('not_found', `no session ${id} in the log`);
+    const fork = context.index.forkOf(id);
     return c.json({
       id,
       status: statusOf(context, id, invocations.at(-1)),
+      ...(fork === undefined
+        ? {}
+        : { forkedFrom: { source: fork.source, ...(fork.step ? { step: fork.step } : {}) } }),
       invocations: invocations.map((summary) => ({
         ...summary,
         live: context.registry.get(summary.invocation.invocationId) !== undefined,

@@ -189,9 +189,19 @@ export async function renderTimeline(
         lines.push(`${at(sequence)} ended    ${text}`);
         break;
       }
+      case 'session_forked':
+        lines.push(`${at(sequence)} fork     ${t(forkText(fact))}`);
+        break;
       default:
         fact satisfies never;
     }
   }
   return lines;
+}
+
+/** Where a forked session's history comes from, in words. */
+export function forkText(fact: FactOf<'session_forked'>): string {
+  const { invocation, highWater } = fact.source;
+  const where = fact.step === undefined ? `the end of ${invocation.invocationId}` : `step ${fact.step}`;
+  return `forked from session ${invocation.sessionId} at ${where} (#${highWater})`;
 }

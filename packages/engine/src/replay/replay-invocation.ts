@@ -92,9 +92,19 @@ export async function replayInvocation(
   const answers = setup.mode === 'verify' ? recordedAnswers(recorded.events) : undefined;
   const requests = recordedRequests(recorded.events);
   const steps: { stepId: string; step: ModelStep; ms?: number }[] = [];
+  // A fork's inherited results are stored under the session that settled them.
+  let holders: Map<string, string> | undefined;
+  const holder = (eventId: string) => {
+    holders ??= new Map(
+      recorded.prefix
+        .filter(({ event }) => event.invocation.sessionId !== invocation.sessionId)
+        .map(({ event }) => [event.id, event.invocation.sessionId]),
+    );
+    return holders.get(eventId) ?? invocation.sessionId;
+  };
   const readResult = async (eventId: string) => {
     const own = scratch.result(eventId);
-    return own === undefined ? setup.readSource(invocation.sessionId, eventId) : own.json();
+    return own === undefined ? setup.readSource(holder(eventId), eventId) : own.json();
   };
 
   let lastStep = '';

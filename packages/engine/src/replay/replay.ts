@@ -125,19 +125,22 @@ async function replayOne(
   return { report, events: run.events };
 }
 
+/** A session the target covers: its id and its history in log order (a fork's inherited prefix first). */
+type SessionHistory = { readonly sessionId: string; readonly events: readonly StoredEvent[] };
+
 /** The sessions the target covers, each as its events in log order. */
 async function sessionsOf(
   source: EventLog,
   options: ReplayOptions,
   bounds: ReplayOptions['bounds'] & {},
-): Promise<StoredEvent[][]> {
+): Promise<SessionHistory[]> {
   const target = options.target;
   if (target.kind !== 'all') {
     const prefix = await source.scopedPrefix({ session: target.sessionId }, bounds);
     if (prefix.events.length === 0) {
       throw new RunError('invalid_input', `session ${target.sessionId} has no facts in this log`);
     }
-    return [[...prefix.events]];
+    return [{ sessionId: target.sessionId, events: prefix.events }];
   }
   const bySession = new Map<string, StoredEvent[]>();
   for (const stored of (await source.prefix(bounds)).events) {
@@ -146,16 +149,29 @@ async function sessionsOf(
     if (list.length === 0) bySession.set(id, list);
     list.push(stored);
   }
-  return [...bySession.values()];
+  const sessions: SessionHistory[] = [];
+  for (const [sessionId, events] of bySession) {
+    // A fork's history starts with the prefix it inherits, which the log reads for it.
+    const forked = events[0]?.event.fact.kind === 'session_forked';
+    const history = forked ? (await source.scopedPrefix({ session: sessionId }, bounds)).events : events;
+    sessions.push({ sessionId, events: history });
+  }
+  return sessions;
 }
 
-/** The invocations of a session the target covers (opened in it), each with the history before it. */
-function invocationsOf(events: readonly StoredEvent[], options: ReplayOptions): RecordedInvocation[] {
+/**
+ * The invocations the target covers, each with the history before it: those opened in
+ * the session itself — a fork's inherited invocations are its source's, replayed there.
+ */
+function invocationsOf(session: SessionHistory, options: ReplayOptions): RecordedInvocation[] {
   const target = options.target;
+  const { sessionId, events } = session;
   const byInvocation = new Map<string, StoredEvent[]>();
   const openedAt = new Map<string, number>();
   events.forEach((stored, index) => {
-    const id = stored.event.invocation.invocationId;
+    const { invocation } = stored.event;
+    if (invocation.sessionId !== sessionId) return;
+    const id = invocation.invocationId;
     if (stored.event.fact.kind === 'invocation_opened') {
       openedAt.set(id, index);
       byInvocation.set(id, []);
@@ -168,7 +184,7 @@ function invocationsOf(events: readonly StoredEvent[], options: ReplayOptions): 
   if (target.kind === 'invocation' && chosen.length === 0) {
     throw new RunError(
       'invalid_input',
-      `invocation ${target.invocationId} was not opened in session ${target.sessionId}`,
+      `invocation ${target.invocationId} was not opened in session ${sessionId}`,
     );
   }
   return chosen.map((id) => ({ prefix: events.slice(0, openedAt.get(id)!), events: byInvocation.get(id)! }));

@@ -4,8 +4,10 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 
 /**
- * One effect that happened.
- * @typedef {{ readonly key: string, readonly tool: string, readonly pid: number, readonly amount?: number | null }} LedgerEntry
+ * One effect that happened. A host of several says which one ran it, under which epoch
+ * of its lease (the one its T1 was written under), and when, by the machine's clock in
+ * milliseconds since the epoch — the clock PostgreSQL on the same machine reads.
+ * @typedef {{ readonly key: string, readonly tool: string, readonly pid: number, readonly amount?: number | null, readonly host?: string, readonly epoch?: number, readonly at?: number }} LedgerEntry
  */
 
 /**

@@ -25,7 +25,7 @@ import { continuationReplies, TURN_KINDS, turnReplies } from './torture-turns.js
  *   seed: number,
  *   plan: import('./kill-switch.js').KillPlan,
  *   sessions: { id: string, port: number }[],
- *   host?: { id: string, ttlMs: number, sweepEveryMs: number },
+ *   host?: { id: string, ttlMs: number, sweepEveryMs: number, partition?: boolean },
  * }} ChildConfig
  *
  * With `host`, the child is one host of several on one log (the multi-host mode): it
@@ -68,20 +68,35 @@ const kill = new KillSwitch(config.plan);
 // Ports first: a child that cannot take its session's port leaves before touching the log.
 const providers = await Promise.all(config.sessions.map((session) => listen(session.port)));
 if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opening: true })}\n`);
+/** Blocks the thread for a moment (the driver's chance to act on the network). */
+const pauseCell = new Int32Array(new SharedArrayBuffer(4));
 const log = await EventLog.open(config.log, {
   // On PostgreSQL, a stalled transaction frees the chain's lock well within a host's TTL.
   ...(config.host === undefined ? {} : { transactionBoundMs: 1_000 }),
   hooks: {
     batchStarted: () => kill.hook('batchStarted'),
-    beforeCommit: () => kill.hook('beforeCommit'),
+    beforeCommit: () => {
+      kill.hook('beforeCommit');
+      partitionPoint();
+    },
     afterCommit: () => kill.hook('afterCommit'),
   },
 });
 if (kill.killedOpening) writeSync(2, `${JSON.stringify({ opened: true })}\n`);
-const tools = tortureCatalog({ ledger: config.ledger, failpoint: (name) => kill.failpoint(name) });
 // One host, restarted after every kill: the checker registers the same id, so the
 // killed epoch's runs are recoverable at once (see TORTURE_HOST_ID in torture-worker.ts).
 const host = config.host;
+/** The lease epoch each T1 was written under, by its effect's key (multi-host mode). */
+const t1Epochs = new Map();
+/** The invocation each session runs now (a host of several). */
+const running = new Map();
+const tools = tortureCatalog({
+  ledger: config.ledger,
+  failpoint: (name) => kill.failpoint(name),
+  ...(host === undefined
+    ? {}
+    : { stamp: (key) => ({ host: host.id, epoch: t1Epochs.get(key) ?? log.lease?.stamp.epoch ?? 0 }) }),
+});
 let renewGap = 0;
 /** The longest time this host's lease went unrenewed so far (multi-host mode). */
 let leaseGap = () => 0;
@@ -95,7 +110,10 @@ const engine = new Engine({
       ? { lease: { hostId: 'torture-host' } }
       : { lease: { hostId: host.id, ttlMs: host.ttlMs }, sweepEveryMs: host.sweepEveryMs },
 });
-if (host !== undefined) await watchLease();
+if (host !== undefined) {
+  await watchLease();
+  if (host.partition === true) writeSync(2, `${JSON.stringify({ hosting: true })}\n`);
+}
 const observer = { onObservation: () => kill.failpoint('stream') };
 kill.arm();
 await Promise.all(config.sessions.map((session, i) => sessionLoop(session, providers[i])));
@@ -142,20 +160,42 @@ async function watchLease() {
       kill.takeovers -= 1;
     });
   };
+  /**
+   * Sees a T1 on its way: the epoch it is staged under (the lease's stamp of this very
+   * moment) and, until it settles, one more T1 in flight.
+   * @template T
+   * @param {import('@factum/agent-facts').EventWrite} write
+   * @param {() => Promise<T>} send
+   * @returns {Promise<T>}
+   */
+  const seeT1 = (write, send) => {
+    const fact = write.event.fact;
+    if (fact.kind !== 'tool_dispatched') return send();
+    const key = /** @type {{ key?: unknown } | null} */ (fact.call.input)?.key;
+    if (typeof key === 'string') t1Epochs.set(key, lease.stamp.epoch);
+    kill.dispatches += 1;
+    const sent = send();
+    // Counted down however it ends; its own caller handles its failure.
+    sent.then(
+      () => (kill.dispatches -= 1),
+      () => (kill.dispatches -= 1),
+    );
+    return sent;
+  };
   for (const method of /** @type {const} */ (['append', 'commit'])) {
     const original = /** @type {(write: import('@factum/agent-facts').EventWrite) => Promise<any>} */ (
       log[method].bind(log)
     );
     log[method] = /** @type {any} */ (
-      (/** @type {import('@factum/agent-facts').EventWrite} */ write) => {
-        if (write.event.fact.kind !== 'tool_dispatched') return original(write);
-        kill.dispatches += 1;
-        return original(write).finally(() => {
-          kill.dispatches -= 1;
-        });
-      }
+      (/** @type {import('@factum/agent-facts').EventWrite} */ write) => seeT1(write, () => original(write))
     );
   }
+  // The engine's runs send their writes in groups, one transaction each: T1s mostly come here.
+  const together = log.commitTogether.bind(log);
+  log.commitTogether = (writes) => {
+    const commits = together(writes);
+    return commits.map((commit, i) => seeT1(/** @type {any} */ (writes[i]), () => commit));
+  };
   if (kill.watchesExpiry) {
     const timer = setInterval(() => {
       log.unfinishedOwnership(1_000).then(
@@ -169,6 +209,18 @@ async function watchLease() {
     }, 50);
     timer.unref();
   }
+}
+
+/**
+ * Partition mode: just before some commits that carry a T1 (the batch's last message,
+ * with the lease guard and `COMMIT`, is still to go), the host tells the driver and
+ * waits 60 ms, so that the driver's proxy can stall, hold the answer of, or cut that
+ * very commit. One such batch in three, so that most T1s commit undisturbed.
+ */
+function partitionPoint() {
+  if (host?.partition !== true || kill.dispatches === 0 || Math.random() >= 1 / 3) return;
+  writeSync(2, `${JSON.stringify({ t1batch: true })}\n`);
+  Atomics.wait(pauseCell, 0, 0, 60);
 }
 
 /**
@@ -199,11 +251,18 @@ async function sessionLoop(session, provider) {
     provider: model,
     configuration: { cwd: '/torture', toolMode },
   });
-  await resumeHandoff(session.id, provider, base);
+  try {
+    await resumeHandoff(session.id, provider, base);
+  } catch (error) {
+    // Reading the session's log failed (a network cut, say): this session stops here.
+    report(`handoffs of ${session.id}`, error);
+    return;
+  }
   try {
     await settleParked(session.id, provider, base);
   } catch (error) {
     report(`parked run of ${session.id}`, error);
+    runFailed(session.id, error);
     return;
   }
   for (let turn = 0; !stopping; turn += 1) {
@@ -226,12 +285,13 @@ async function sessionLoop(session, provider) {
       },
     };
     try {
-      says(invocation.invocationId);
+      says(invocation.invocationId, session.id);
       if (kind === 'handoff') await handoff(input, base);
       else await engine.run(input, { observer });
       if (kind === 'approval') await settleParked(session.id, provider, base);
     } catch (error) {
       report(`turn ${name} (${kind})`, error);
+      runFailed(session.id, error);
       // The script may now be ahead of the runs: a fresh provider keeps turns aligned.
       return;
     }
@@ -269,7 +329,7 @@ async function handoff(input, base) {
 async function runSuccessor(paused, pause, base) {
   const source = await log.runSource(paused.sessionId, paused.runId);
   if (source === undefined) throw new Error(`run ${paused.runId} has no boundary`);
-  says(pause.intent.successorInvocationId);
+  says(pause.intent.successorInvocationId, paused.sessionId);
   await engine.run(
     {
       ...base(successorOf(pause.intent, paused), 'direct'),
@@ -307,7 +367,7 @@ async function settleParked(sessionId, provider, base) {
     provider.script(...continuationReplies(random, key.slice(0, key.lastIndexOf('.'))));
     const name = `${parked.invocation.invocationId}-c${config.generation}-${round}`;
     const invocation = { sessionId, turnId: `t${name}`, runId: `r${name}`, invocationId: name };
-    says(name);
+    says(name, sessionId);
     await engine.run(
       { ...base(invocation, 'direct'), work: { kind: 'continuation', source: parked.source, tools } },
       { observer },
@@ -338,6 +398,7 @@ async function resumeHandoff(sessionId, provider, base) {
       await runSuccessor(event.invocation, pause, base);
     } catch (error) {
       report(`successor of ${event.invocation.invocationId}`, error);
+      runFailed(sessionId, error);
     }
   }
 }
@@ -346,9 +407,26 @@ async function resumeHandoff(sessionId, provider, base) {
  * A host of several tells the driver, before it starts, which invocation it runs: the
  * driver then knows whose runs a recovery may end (a dead host's) and may not.
  * @param {string} invocationId
+ * @param {string} sessionId
  */
-function says(invocationId) {
+function says(invocationId, sessionId) {
+  running.set(sessionId, invocationId);
   if (host !== undefined) writeSync(2, `${JSON.stringify({ runs: invocationId })}\n`);
+}
+
+/**
+ * A host of several tells the driver that the session's current run failed, and why: a
+ * run that failed because the store was out of reach may have no end recorded (recovery
+ * ends it), while one refused as fenced or sealed was ended or taken over by another.
+ * @param {string} sessionId
+ * @param {unknown} error
+ */
+function runFailed(sessionId, error) {
+  const id = running.get(sessionId);
+  if (host === undefined || id === undefined) return;
+  const cause = /** @type {{ cause?: { code?: unknown } }} */ (error)?.cause;
+  const codes = [/** @type {{ code?: unknown }} */ (error)?.code, cause?.code].map(String);
+  writeSync(2, `${JSON.stringify({ runFailed: id, codes })}\n`);
 }
 
 /**

@@ -19,11 +19,15 @@ const keyed = {
 
 /**
  * @typedef {import('./kill-switch.js').FailpointName} FailpointName
- * @param {{ ledger: string, failpoint?: (name: FailpointName) => void }} options
+ * `stamp`, on a host of several: which host runs the effect of `key`, under which epoch;
+ * each ledger line then carries them and the time the effect happened.
+ * @param {{ ledger: string, failpoint?: (name: FailpointName) => void, stamp?: (key: string) => { host: string, epoch: number } }} options
  * @returns {ToolCatalog}
  */
 export function tortureCatalog(options) {
   const failpoint = options.failpoint ?? (() => {});
+  /** @param {string} key */
+  const who = (key) => (options.stamp === undefined ? {} : { ...options.stamp(key), at: Date.now() });
   /** @type {import('@factum/agent-facts').ToolExecutor} */
   const transfer = {
     names: () => ['transfer'],
@@ -31,7 +35,13 @@ export function tortureCatalog(options) {
       const { key, amount } = /** @type {{ key: string, amount?: number }} */ (input);
       // T1 of an approved call is durable; the effect has not happened.
       failpoint('approval_t1');
-      appendLedger(options.ledger, { key, tool: name, pid: process.pid, amount: amount ?? null });
+      appendLedger(options.ledger, {
+        key,
+        tool: name,
+        pid: process.pid,
+        amount: amount ?? null,
+        ...who(key),
+      });
       // Mid-effect: the effect is in the world, the call has not returned, T2 not written.
       failpoint('approval_mid');
       failpoint('approval_t2');
@@ -44,7 +54,7 @@ export function tortureCatalog(options) {
     async invoke(name, input) {
       const key = /** @type {{ key: string }} */ (input).key;
       failpoint('effect_start');
-      appendLedger(options.ledger, { key, tool: name, pid: process.pid });
+      appendLedger(options.ledger, { key, tool: name, pid: process.pid, ...who(key) });
       failpoint('effect_done');
       return { key, applied: true };
     },
