@@ -1,6 +1,7 @@
 import { ApiClient, ApiError } from './api-client.js';
 import { composerState, type SessionListing } from './composer-state.js';
 import { byId, h } from './dom.js';
+import { ReplayPanel } from './replay-view.js';
 import { renderSessionList } from './session-list.js';
 import { SubmissionKeys } from './submission-keys.js';
 import { applyFact, createTimeline, type StoredFact, type Timeline } from './timeline-model.js';
@@ -28,6 +29,7 @@ export class TimelineApp {
   readonly #dirty = new Set<string>();
   readonly #openResults = new Map<string, string>();
   readonly #submissions = new SubmissionKeys();
+  readonly #replay = new ReplayPanel();
   #frame = 0;
   #poll = 0;
   readonly #actions: TimelineActions = {
@@ -48,6 +50,7 @@ export class TimelineApp {
       void this.#signIn(input.value.trim());
     });
     byId('sign-out').addEventListener('click', () => this.#signOut(''));
+    this.#replay.start(() => this.#api);
     byId('compose').addEventListener('submit', (event) => {
       event.preventDefault();
       const message = byId<HTMLTextAreaElement>('message').value.trim();
@@ -174,6 +177,7 @@ export class TimelineApp {
     history.replaceState(null, '', `#session=${encodeURIComponent(sessionId)}`);
     byId('session-title').textContent = sessionId;
     byId('compose').classList.remove('hidden');
+    this.#replay.select(sessionId);
     byId('timeline').replaceChildren(h('div', { class: 'empty', text: 'Loading facts\u2026' }));
     this.#notice('');
     this.#renderSessions();

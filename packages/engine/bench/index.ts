@@ -17,6 +17,7 @@ import { failover } from './failover.ts';
 import { fleet } from './fleet.ts';
 import { forkBench } from './fork.ts';
 import { leaseOverhead } from './lease-overhead.ts';
+import { replayVerify } from './replay-verify.ts';
 import { submissionRetry } from './submission-retry.ts';
 import { turnShape } from './turn-shape.ts';
 
@@ -130,6 +131,7 @@ try {
   if (wanted('lease_overhead')) await leaseOverhead();
   if (wanted('turn_submission_retry')) await submissionRetry(provider);
   if (wanted('fork')) await forkBench();
+  if (wanted('replay_verify')) await replayVerify(provider, models, code);
   // Several hosts need PostgreSQL: FACTUM_TEST_POSTGRES_URL's server, as in the tests,
   // or else an embedded one with PostgreSQL's default durability (the tests' skips fsync).
   if (wanted('failover_ms') || wanted('pg_fleet')) {

@@ -12,6 +12,9 @@ import { openingRefused } from './opening-refused.js';
 import { type OperationResolution, type ResolveOptions, resolveOperation } from './operator-resolution.js';
 import { type ParkedRunView, parkedRunView } from './parked-run-view.js';
 import { RecoverySweeper, sweepOnce } from './recovery-sweeper.js';
+import { replayLog } from './replay/replay.js';
+import type { ReplayReport } from './replay/replay-report.js';
+import type { ReplayOptions } from './replay/replay-setup.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import { RunningInvocation } from './running-invocation.js';
@@ -232,6 +235,22 @@ export class Engine {
    */
   parkedRun(sessionId: string): Promise<ParkedRunView | undefined> {
     return parkedRunView(this.#log, sessionId, this.#options.contextBounds);
+  }
+
+  /**
+   * Replays recorded invocations of `source` (an invocation, a session, or every session)
+   * into a scratch sink in memory: no effect runs and nothing is written to `source`.
+   * `verify` serves the recorded answers and tool outcomes and reports the first fact
+   * the current code produces differently; `model` lets `options.agent.provider` answer
+   * (through this engine's model executor), serves calls that match recorded ones and
+   * runs no other. The same replay gives the same report, byte for byte.
+   *
+   * @example
+   * const report = await engine.replay(log, { target: { kind: 'all' }, mode: 'verify', agent });
+   * if (report.summary.diverged > 0) console.log(report.invocations[0]?.divergences);
+   */
+  replay(source: EventLog, options: ReplayOptions): Promise<ReplayReport> {
+    return replayLog(source, options, { models: this.#models, code: this.#code });
   }
 
   /** Waits for every run, then stops the sweeper. The log's lease ends when the log closes. */

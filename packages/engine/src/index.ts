@@ -8,6 +8,16 @@ export { HandoffGate, HandoffReservation, HeldHandoff } from './handoff-gate.js'
 export type { ContextBounds, RunObserver } from './model-turn.js';
 export type { OperationResolution, ResolveOptions } from './operator-resolution.js';
 export type { ParkedRunView } from './parked-run-view.js';
+export type {
+  DivergenceKind,
+  InvocationReplay,
+  ModelComparison,
+  ReplayAnswer,
+  ReplayCall,
+  ReplayDivergence,
+  ReplayReport,
+} from './replay/replay-report.js';
+export type { OpenedInvocation, ReplayAgent, ReplayOptions, ReplayTarget } from './replay/replay-setup.js';
 export { recordedOutcome } from './run-answer.js';
 export type { RunErrorCode } from './run-error.js';
 export { RunError } from './run-error.js';

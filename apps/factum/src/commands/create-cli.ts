@@ -12,6 +12,7 @@ import { EXIT_AWAITING_APPROVAL } from './live-run.js';
 import { registerLog } from './log.js';
 import { printError } from './print-error.js';
 import { RECOVER_EXIT_CODES, registerRecover } from './recover.js';
+import { REPLAY_EXIT_CODES, registerReplay } from './replay.js';
 import { registerResolve } from './resolve.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
@@ -44,6 +45,7 @@ export function createCli(context: CliContext): CAC {
   registerDecide(cli, context);
   registerResolve(cli, context);
   registerServe(cli, context);
+  registerReplay(cli, context);
   cli.help((sections) => [
     ...sections.map((section) => ({
       ...section,
@@ -54,6 +56,9 @@ export function createCli(context: CliContext): CAC {
     })),
     ...(cli.matchedCommandName === 'recover'
       ? [{ title: 'Exit codes', body: RECOVER_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
+      : []),
+    ...(cli.matchedCommandName === 'replay'
+      ? [{ title: 'Exit codes', body: REPLAY_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
       : []),
     ...(['run', 'fork', 'resume', 'approve', 'deny'].includes(cli.matchedCommandName ?? '')
       ? [{ title: 'Exit codes', body: RUN_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]

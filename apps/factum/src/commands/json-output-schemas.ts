@@ -150,3 +150,48 @@ export type LogOutput = z.infer<typeof LogOutputSchema>;
 export type ShowOutput = z.infer<typeof ShowOutputSchema>;
 export type RecoverOutput = z.infer<typeof RecoverOutputSchema>;
 export type ApprovalsOutput = z.infer<typeof ApprovalsOutputSchema>;
+
+const ReplayCallSchema = z.object({ operationId: z.string(), name: z.string(), inputDigest: z.string() });
+const ReplayUsageSchema = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  totalTokens: z.number(),
+});
+const ReplayAnswerSchema = z.object({ text: z.string(), end: z.string() });
+
+/** Where a replay and its recording part: the kind, the fact's index, both sides. */
+export const ReplayDivergenceSchema = z.object({
+  kind: z.enum(['request', 'answer', 'call', 'result', 'rejection', 'approval', 'end', 'fact']),
+  index: z.number().int(),
+  recordedSequence: z.number().int().optional(),
+  recorded: FactSchema.optional(),
+  replayed: FactSchema.optional(),
+});
+
+/** `factum replay --json`: the engine's `ReplayReport`, one entry per replayed invocation, in log order. */
+export const ReplayOutputSchema = z.object({
+  mode: z.enum(['verify', 'model']),
+  invocations: z
+    .array(
+      z.object({
+        sessionId: z.string(),
+        invocationId: z.string(),
+        status: z.enum(['same', 'diverged']),
+        compared: z.number().int(),
+        divergences: z.array(ReplayDivergenceSchema).readonly(),
+        model: z
+          .object({
+            sameCalls: z.array(ReplayCallSchema).readonly(),
+            newCalls: z.array(ReplayCallSchema).readonly(),
+            missingCalls: z.array(ReplayCallSchema).readonly(),
+            answers: z.object({ recorded: ReplayAnswerSchema, replayed: ReplayAnswerSchema }),
+            usage: z.object({ recorded: ReplayUsageSchema, replayed: ReplayUsageSchema }),
+            latencyMs: z.object({ recorded: z.number(), replayed: z.number().optional() }),
+          })
+          .optional(),
+      }),
+    )
+    .readonly(),
+  summary: z.object({ invocations: z.number().int(), same: z.number().int(), diverged: z.number().int() }),
+});
+export type ReplayOutput = z.infer<typeof ReplayOutputSchema>;

@@ -11,6 +11,7 @@ import { handoffRoutes } from './handoff-routes.js';
 import { InvocationRegistry } from './invocation-registry.js';
 import { LogFollower } from './log-follower.js';
 import { outcomeRoutes } from './outcome-routes.js';
+import { replayRoutes } from './replay-routes.js';
 import type { RouteContext } from './route-context.js';
 import { ServerError } from './server-error.js';
 import { SERVER_DEFAULTS, type ServerOptions } from './server-options.js';
@@ -32,6 +33,7 @@ import { turnRoutes } from './turn-routes.js';
  * - `GET /api/approvals`; `POST /api/operations/:id/decision` `{ decision, note?, inputDigest? }`;
  *   `POST /api/operations/:id/resolution` `{ outcome, result?, note }` (409 on a conflict)
  * - `GET /api/sessions`, `GET /api/sessions/:session`, `GET /api/invocations/:id/recovery`
+ * - `POST /api/replays` `{ target, mode? }` → the replay's report (runs no effect, writes nothing)
  * - `GET /api/sessions/:session/events/stream` (SSE; `Last-Event-ID` or `?after=`; `?token=` allowed)
  * - `GET /` the web timeline
  *
@@ -103,6 +105,7 @@ export function createServer(options: ServerOptions): Hono {
   app.route('/api', eventRoutes(context));
   app.route('/api', sessionRoutes(context));
   app.route('/api', forkRoutes(context));
+  app.route('/api', replayRoutes(context));
   app.route('/', webRoutes());
   app.notFound((c) =>
     errorResponse(c, new ServerError('not_found', `no route ${c.req.method} ${c.req.path}`)),

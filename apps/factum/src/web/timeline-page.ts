@@ -54,7 +54,9 @@ export const TIMELINE_PAGE = `<!doctype html>
       </form>
       <div id="compose-reason" class="compose-reason hidden" role="status"></div>
       <div id="notice" class="notice" role="status"></div>
+      <button id="replay" class="hidden" type="button" title="Replay this session with the recorded answers and results: nothing runs, nothing is written">Verify replay</button>
     </div>
+    <section id="replay-report" class="replay hidden" aria-label="Replay report"></section>
     <div id="timeline" class="timeline"><div class="empty">Choose a session on the left.</div></div>
   </main>
 </div>

@@ -125,4 +125,12 @@ button.link { border: 0; background: none; color: var(--accent); padding: 0 4px;
 .resolve { padding: 7px 10px; border-top: 1px solid var(--warn-line); }
 .badge.awaiting_approval { background: var(--warn-bg); color: var(--warn); }
 .row.ended.awaiting_approval { background: var(--warn-bg); }
+.replay { margin: 12px 0; padding: 12px; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
+.replay-summary { font-weight: 600; margin-bottom: 8px; }
+.replay-invocation { padding: 6px 0; border-top: 1px solid var(--line); }
+.replay-invocation .muted { color: var(--muted); }
+.replay-where { margin: 6px 0 4px; color: var(--bad); font-weight: 600; }
+.replay-sides { display: grid; grid-template-columns: 1fr 1fr; gap: 10px; }
+.replay-side { min-width: 0; background: var(--bg); border-radius: 6px; padding: 6px 8px; }
+.replay-label { font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
 `;

@@ -1,0 +1,60 @@
+import { canonicalJson, type Fact } from '@factum/agent-facts';
+import type { DivergenceKind } from './replay-report.js';
+
+/**
+ * Facts a replay does not produce: a person's decision, a recovery's or an operator's
+ * reconciliation and re-dispatch are inputs of the run, not its output; the model's
+ * streamed observations are the recorded answer itself.
+ */
+const NOT_PRODUCED = new Set<Fact['kind']>([
+  'approval_decided',
+  'tool_reconciled',
+  'tool_redispatched',
+  'model_observed',
+]);
+
+/** Whether a fact is one the engine produces (and a replay compares). */
+export function isProduced(fact: Fact): boolean {
+  return !NOT_PRODUCED.has(fact.kind);
+}
+
+/**
+ * The bytes two facts are compared by: the fact's canonical JSON, without what only the
+ * log's position or clock decides — a request's `source` (the sequence and chain digest
+ * of the prefix it stood on) and an approval's `expiresAt`. Event ids, times, sequences
+ * and the invocation are not part of a fact.
+ */
+export function comparable(fact: Fact): string {
+  if (fact.kind === 'model_requested') {
+    const { source: _source, ...rest } = fact;
+    return canonicalJson(rest);
+  }
+  if (fact.kind === 'approval_requested') {
+    const { expiresAt: _expiresAt, ...rest } = fact;
+    return canonicalJson(rest);
+  }
+  return canonicalJson(fact);
+}
+
+/** The kind of divergence a fact of this kind stands for. */
+export function divergenceKind(fact: Fact): DivergenceKind {
+  switch (fact.kind) {
+    case 'model_requested':
+      return 'request';
+    case 'model_completed':
+      return 'answer';
+    case 'tool_dispatched':
+      return 'call';
+    case 'tool_settled':
+    case 'tool_notified':
+      return 'result';
+    case 'tool_rejected':
+      return 'rejection';
+    case 'approval_requested':
+      return 'approval';
+    case 'invocation_ended':
+      return 'end';
+    default:
+      return 'fact';
+  }
+}

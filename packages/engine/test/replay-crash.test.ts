@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CodeExecutor } from '@factum/code-runtime';
+import { EventLog } from '@factum/event-log';
+import { ModelExecutor } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
+import { describe, expect, it } from 'vitest';
+import { Engine } from '../src/index.ts';
+import { done, echoCatalog, input, temporaryDirectory } from './support/agent-loop.ts';
+
+const child = fileURLToPath(new URL('./support/crash-child.ts', import.meta.url));
+
+function runChild(file: string, scenario: string, ledger: string): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const process = spawn(
+      'node',
+      ['--conditions=@factum/source', '--import', 'tsx', child, file, scenario, ledger],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    process.on('error', reject);
+    process.on('close', (_code, signal) => resolve(signal));
+  });
+}
+
+const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
+
+describe('replay in verify mode over the logs crashes leave', () => {
+  // What the recording shows of the killed run: an effect never settled and the end a
+  // recovery wrote; a model step cut mid-stream after a durable opening; a handoff seal.
+  it.each([
+    ['effect', 'failed'],
+    ['stream-durable', 'failed'],
+    ['handoff-after', 'paused'],
+  ] as const)(
+    'SIGKILL at %s, recovery, a next run: every invocation replays as recorded',
+    async (scenario, crashed) => {
+      using dir = temporaryDirectory();
+      expect(await runChild(dir.file, scenario, join(dir.path, 'ledger'))).toBe('SIGKILL');
+      await using provider = await startScriptedProvider();
+      provider.script(done);
+      await using log = await EventLog.open(dir.file);
+      const models = new ModelExecutor({ timeoutMs: 5_000 });
+      const engine = new Engine({
+        log,
+        models,
+        code: new CodeExecutor(),
+        options: { lease: { hostId: 'crash-host' } },
+      });
+      const base = input(provider, 'after', effect);
+      const next = base.provider;
+      const work = {
+        kind: 'message' as const,
+        message: 'go on',
+        allowPriorUnknown: true,
+        tools: base.work.tools,
+      };
+      if (crashed !== 'paused')
+        expect((await engine.run({ ...base, work })).outcome).toEqual({ kind: 'completed' });
+      const ends = (await log.prefix({ maxEvents: 1000, maxBytes: 1e7 })).events.flatMap(({ event }) =>
+        event.fact.kind === 'invocation_ended'
+          ? [[event.invocation.invocationId, event.fact.outcome.kind]]
+          : [],
+      );
+      expect(ends[0]).toEqual(['invocation-crash', crashed === 'paused' ? 'handoff_paused' : 'failed']);
+
+      // Each run replayed with the agent it was given: the crashed one's provider was served
+      // on the child's own port (a route is part of a request's fact), the next one's here.
+      const requests = (await log.prefix({ maxEvents: 1000, maxBytes: 1e7 })).events.flatMap(({ event }) =>
+        event.fact.kind === 'model_requested'
+          ? [[event.invocation.invocationId, event.fact.routeIdentity]]
+          : [],
+      );
+      const reports = [];
+      for (const [invocationId] of ends) {
+        // A run killed mid-stream or sealed before its first step recorded no request.
+        const route = requests.find(([id]) => id === invocationId)?.[1];
+        const provider = route === undefined ? next : { ...next, baseUrl: route.split(' ')[1]! };
+        const target = { kind: 'invocation' as const, sessionId: 'session', invocationId: invocationId! };
+        reports.push(
+          await engine.replay(log, {
+            target,
+            mode: 'verify',
+            agent: { provider, catalog: echoCatalog(effect) },
+          }),
+        );
+      }
+      expect(
+        reports.map(({ invocations: [entry] }) => [entry!.invocationId, entry!.status, entry!.divergences]),
+      ).toEqual(ends.map(([id]) => [id, 'same', []]));
+      expect(reports.every((report) => report.invocations[0]!.compared >= 1)).toBe(true);
+      await engine.close();
+    },
+  );
+});
