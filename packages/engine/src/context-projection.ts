@@ -29,12 +29,14 @@ const NOT_RUN = 'did not run: a person recorded that this call never took effect
  * run does not descend from stay out of its prompt.
  */
 export function lineage(events: readonly SessionEvent[], invocationId: string): Segment[] {
-  const opened = new Map<string, { sequence: number; fact: FactOf<'invocation_opened'> }>();
-  const order: string[] = [];
-  for (const { sequence, event } of events) {
+  // Each opening with the one opened just before it in the session: a message run's
+  // parent, found without searching the session once per ancestor.
+  const opened = new Map<string, { fact: FactOf<'invocation_opened'>; previous: string | undefined }>();
+  let last: string | undefined;
+  for (const { event } of events) {
     if (event.fact.kind !== 'invocation_opened') continue;
-    opened.set(event.invocation.invocationId, { sequence, fact: event.fact });
-    order.push(event.invocation.invocationId);
+    opened.set(event.invocation.invocationId, { fact: event.fact, previous: last });
+    last = event.invocation.invocationId;
   }
   const segments: Segment[] = [];
   const seen = new Set<string>();
@@ -46,10 +48,10 @@ export function lineage(events: readonly SessionEvent[], invocationId: string): 
     if (entry === undefined) break;
     const input = entry.fact.input;
     if (input.kind === 'message') {
-      const index = order.indexOf(current.invocationId);
-      const previous = index > 0 ? order[index - 1] : undefined;
       current =
-        previous === undefined ? undefined : { invocationId: previous, upTo: Number.POSITIVE_INFINITY };
+        entry.previous === undefined
+          ? undefined
+          : { invocationId: entry.previous, upTo: Number.POSITIVE_INFINITY };
     } else {
       current = { invocationId: input.source.invocation.invocationId, upTo: input.source.highWater };
     }
