@@ -21,6 +21,12 @@ export class RuleCache implements RuleState {
   /** Which invocation took a submitter's key, keyed by session and key. */
   readonly submissions = new Map<string, string>();
   token: number | undefined;
+  /**
+   * Whether the last look at the chain found another writer's commits since this
+   * cache's head, or a guessed head was stale: the next batch then reads the head before
+   * it writes (see `oneTripFits`). Outlives `reset`.
+   */
+  contended = false;
 
   static key(sessionId: string, id: string): string {
     return `${sessionId}\u0000${id}`;
