@@ -17,7 +17,7 @@ import {
 import type { LogDatabase } from './log-schema.js';
 import { commitLoneInsert } from './lone-insert.js';
 import { oneTripFits } from './one-trip-batch.js';
-import type { RuleCache } from './rule-cache.js';
+import type { ChainHead, RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
 import type { BatchInfo, BatchResult, Committer, StagedWrite, WriteOutcome } from './staged-write.js';
 import { writeRuleEffects } from './write-rule-effects.js';
@@ -43,8 +43,8 @@ export type BatchProgress = {
   outcomes: WriteOutcome[];
   committing: boolean;
   heldAt?: number;
-  /** The whole transaction went as one message (see `LogDialect.oneTrip`). */
-  oneTrip?: boolean;
+  /** The head a one-message transaction assumed (see `LogDialect.oneTrip`). */
+  guessed?: ChainHead;
 };
 
 /**
@@ -71,7 +71,9 @@ export function commitBatch(
       return tried.stale && result.kind === 'committed' ? { ...result, staleHead: true } : result;
     }
     if (!tried.stale && context.dialect.headMoved?.(result.cause)) {
-      context.cache.contended = true;
+      const { cache } = context;
+      cache.quietRefreshes = 0;
+      cache.quietNeeded = Math.min(cache.quietNeeded * 2, 64);
       return settled(attempt(db, context, batch, tried.checkIds), { ...tried, stale: true });
     }
     if (!tried.checkIds && context.dialect.repeatsEventId(result.cause)) {
@@ -150,7 +152,16 @@ function failed(
   cause: unknown,
   batch?: readonly StagedWrite[],
 ): BatchResult {
-  context.cache.reset();
+  const guessed = progress.guessed;
+  if (guessed !== undefined && batch !== undefined && context.dialect.headMoved?.(cause)) {
+    // Nothing was written, and the rules changed only what the cache holds of the
+    // batch's own sessions: without them, the cache is as it was at the guessed head,
+    // and the next refresh drops what other writers changed since.
+    context.cache.forgetSessions(batch.map((staged) => staged.event.invocation.sessionId));
+    context.cache.head = guessed;
+  } else {
+    context.cache.reset();
+  }
   if (batch !== undefined && !progress.committing && context.dialect.lapsedAtCommit?.(cause)) {
     // The lease guard failed the transaction: nothing of it was kept, and every write of
     // the batch — all this log's, under the one lease — is refused as such.
@@ -168,12 +179,14 @@ function failed(
 }
 
 function committed(context: BatchContext, { started, progress, committer }: Run): BatchResult {
-  context.cache.trim();
+  const { cache } = context;
+  if (progress.guessed) cache.quietNeeded = Math.max(1, cache.quietNeeded - 1);
+  cache.trim();
   return {
     kind: 'committed',
     outcomes: progress.outcomes,
     committer,
-    ...(progress.oneTrip ? { oneTrip: true } : {}),
+    ...(progress.guessed ? { oneTrip: true } : {}),
     elapsedMs: performance.now() - started,
     waitedMs: (progress.heldAt ?? started) - started,
   };
@@ -193,8 +206,8 @@ function* batchSteps(
   for (const statement of dialect.begin) yield statement;
   try {
     if (oneTrip) {
-      progress.oneTrip = true;
-      yield oneTrip(cache.head!);
+      progress.guessed = cache.head!;
+      yield oneTrip(progress.guessed);
     } else {
       yield* dialect.refresh(cache);
     }

@@ -143,7 +143,9 @@ export const REFRESH_WINDOW = 10_000;
  * — so the transaction is opened, the lock taken and the chain's head read in one round
  * trip, and the rules' state is kept between batches: the sessions other writers wrote
  * since this cache's head are read with the head, and only theirs are dropped. Runs
- * through `runPipelined`, which sends the batch's writes with its `COMMIT`.
+ * through `runPipelined`, which sends the batch's writes with its `COMMIT`. A batch whose
+ * rules' state is all cached skips that first trip (`oneTrip`): the whole transaction
+ * goes as one message, the head it assumes checked by the server.
  */
 export const postgresDialect: LogDialect = {
   name: 'postgres',
@@ -170,7 +172,7 @@ export const postgresDialect: LogDialect = {
       row === undefined
         ? { sequence: 0, digest: '' }
         : { sequence: Number(row.sequence), digest: row.digest };
-    if (known !== undefined) cache.contended = head.sequence !== known;
+    if (known !== undefined) cache.quietRefreshes = head.sequence === known ? cache.quietRefreshes + 1 : 0;
     if (known === undefined || head.sequence < known || head.sequence > known + REFRESH_WINDOW) {
       cache.reset();
     } else if (head.sequence > known) {

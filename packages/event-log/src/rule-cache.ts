@@ -22,11 +22,14 @@ export class RuleCache implements RuleState {
   readonly submissions = new Map<string, string>();
   token: number | undefined;
   /**
-   * Whether the last look at the chain found another writer's commits since this
-   * cache's head, or a guessed head was stale: the next batch then reads the head before
-   * it writes (see `oneTripFits`). Outlives `reset`.
+   * Refreshes in a row that found the chain's head where this cache left it: no other
+   * writer committed in between. A batch guesses the head (see `oneTripFits`) only after
+   * `quietNeeded` of them; each stale guess doubles that (up to 64) and each good one
+   * takes one off, so a writer among busy others stops paying for stale guesses. Both
+   * outlive `reset`.
    */
-  contended = false;
+  quietRefreshes = 1;
+  quietNeeded = 1;
 
   static key(sessionId: string, id: string): string {
     return `${sessionId}\u0000${id}`;
