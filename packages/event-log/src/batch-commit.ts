@@ -16,7 +16,8 @@ import {
 } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { commitLoneInsert } from './lone-insert.js';
-import type { RuleCache } from './rule-cache.js';
+import { oneTripFits } from './one-trip-batch.js';
+import type { ChainHead, RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
 import type { BatchInfo, BatchResult, Committer, StagedWrite, WriteOutcome } from './staged-write.js';
 import { writeRuleEffects } from './write-rule-effects.js';
@@ -38,7 +39,13 @@ export type BatchContext = {
 };
 
 /** Where a batch stands while its statements run. */
-export type BatchProgress = { outcomes: WriteOutcome[]; committing: boolean; heldAt?: number };
+export type BatchProgress = {
+  outcomes: WriteOutcome[];
+  committing: boolean;
+  heldAt?: number;
+  /** The head a one-message transaction assumed (see `LogDialect.oneTrip`). */
+  guessed?: ChainHead;
+};
 
 /**
  * Commits a batch of writes in one transaction (and, with `synchronous=FULL`, one
@@ -57,13 +64,30 @@ export function commitBatch(
   // fails the unique index, and with it the batch: the batch runs once more, the ids
   // looked up first, so that only such writes are refused (`duplicate_event`) and the
   // others' go on. The lookup costs a statement, so only a batch that needs it pays.
-  const again = (result: BatchResult) =>
-    result.kind === 'failed' && !result.committing && context.dialect.repeatsEventId(result.cause)
-      ? attempt(db, context, batch, true)
-      : result;
-  const first = attempt(db, context, batch, false);
-  return first instanceof Promise ? first.then(again) : again(first);
+  // A one-trip batch whose guessed head was stale (another writer committed) wrote
+  // nothing: it runs once more, reading the head first.
+  const next = (result: BatchResult, tried: Tried): BatchResult | Promise<BatchResult> => {
+    if (result.kind !== 'failed' || result.committing) {
+      return tried.stale && result.kind === 'committed' ? { ...result, staleHead: true } : result;
+    }
+    if (!tried.stale && context.dialect.headMoved?.(result.cause)) {
+      const { cache } = context;
+      cache.quietRefreshes = 0;
+      cache.quietNeeded = Math.min(cache.quietNeeded * 2, 64);
+      return settled(attempt(db, context, batch, tried.checkIds), { ...tried, stale: true });
+    }
+    if (!tried.checkIds && context.dialect.repeatsEventId(result.cause)) {
+      return settled(attempt(db, context, batch, true), { ...tried, checkIds: true });
+    }
+    return result;
+  };
+  const settled = (result: BatchResult | Promise<BatchResult>, tried: Tried) =>
+    result instanceof Promise ? result.then((value) => next(value, tried)) : next(result, tried);
+  return settled(attempt(db, context, batch, false), { stale: false, checkIds: false });
 }
+
+/** What `commitBatch` has tried again already. */
+type Tried = { readonly stale: boolean; readonly checkIds: boolean };
 
 function attempt(
   db: Kysely<LogDatabase>,
@@ -128,7 +152,16 @@ function failed(
   cause: unknown,
   batch?: readonly StagedWrite[],
 ): BatchResult {
-  context.cache.reset();
+  const guessed = progress.guessed;
+  if (guessed !== undefined && batch !== undefined && context.dialect.headMoved?.(cause)) {
+    // Nothing was written, and the rules changed only what the cache holds of the
+    // batch's own sessions: without them, the cache is as it was at the guessed head,
+    // and the next refresh drops what other writers changed since.
+    context.cache.forgetSessions(batch.map((staged) => staged.event.invocation.sessionId));
+    context.cache.head = guessed;
+  } else {
+    context.cache.reset();
+  }
   if (batch !== undefined && !progress.committing && context.dialect.lapsedAtCommit?.(cause)) {
     // The lease guard failed the transaction: nothing of it was kept, and every write of
     // the batch — all this log's, under the one lease — is refused as such.
@@ -146,11 +179,14 @@ function failed(
 }
 
 function committed(context: BatchContext, { started, progress, committer }: Run): BatchResult {
-  context.cache.trim();
+  const { cache } = context;
+  if (progress.guessed) cache.quietNeeded = Math.max(1, cache.quietNeeded - 1);
+  cache.trim();
   return {
     kind: 'committed',
     outcomes: progress.outcomes,
     committer,
+    ...(progress.guessed ? { oneTrip: true } : {}),
     elapsedMs: performance.now() - started,
     waitedMs: (progress.heldAt ?? started) - started,
   };
@@ -164,9 +200,17 @@ function* batchSteps(
   { progress, committer, checkIds }: Run,
 ): Statements<void> {
   const { dialect, cache, beforeCommit } = context;
+  // The head and the rules' state all cached: the transaction goes as one message,
+  // its head checked by the store, and a stale guess writes nothing (see `commitBatch`).
+  const oneTrip = dialect.oneTrip && !checkIds && oneTripFits(cache, batch) ? dialect.oneTrip : undefined;
   for (const statement of dialect.begin) yield statement;
   try {
-    yield* dialect.refresh(cache);
+    if (oneTrip) {
+      progress.guessed = cache.head!;
+      yield oneTrip(progress.guessed);
+    } else {
+      yield* dialect.refresh(cache);
+    }
     progress.heldAt = performance.now();
     const leases = yield* loadRuleState(builder, { cache, clock: dialect.clock }, batch);
     const stored = checkIds ? yield* storedEventIds(builder, batch) : undefined;

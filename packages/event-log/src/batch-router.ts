@@ -34,6 +34,8 @@ export class BatchRouter implements BatchSink<PendingWrite> {
   #commits = 0;
   #facts = 0;
   #commitMs = 0;
+  #oneTrip = 0;
+  #staleHeads = 0;
 
   constructor(store: OpenDatabase, options: BatchRouterOptions) {
     this.#hooks = options.hooks ?? {};
@@ -78,7 +80,13 @@ export class BatchRouter implements BatchSink<PendingWrite> {
 
   /** What the log has committed since it was opened (see `LogStats`). */
   stats(): LogStats {
-    return { commits: this.#commits, facts: this.#facts, commitMs: this.#commitMs };
+    return {
+      commits: this.#commits,
+      facts: this.#facts,
+      commitMs: this.#commitMs,
+      oneTrip: this.#oneTrip,
+      staleHeads: this.#staleHeads,
+    };
   }
 
   /** Stops the writer thread's connection, if one was started. */
@@ -114,7 +122,9 @@ export class BatchRouter implements BatchSink<PendingWrite> {
       if (stored > 0) {
         this.#commits += 1;
         this.#commitMs += result.elapsedMs;
+        if (result.oneTrip) this.#oneTrip += 1;
       }
+      if (result.staleHead) this.#staleHeads += 1;
       this.#facts += stored;
     }
     settleBatch(batch, result, this.#hooks);

@@ -94,6 +94,20 @@ export class FaultProxy implements AsyncDisposable {
     for (const pair of this.#pairs) this.#drop(pair);
   }
 
+  /**
+   * Chunks it holds now on their way to the server (`up`) and back (`down`): a test
+   * waits for `up` to know a statement left the client before it cuts.
+   */
+  get held(): { readonly up: number; readonly down: number } {
+    let up = 0;
+    let down = 0;
+    for (const pair of this.#pairs) {
+      up += pair.up.length;
+      down += pair.down.length;
+    }
+    return { up, down };
+  }
+
   /** Connections it carries now. */
   get connections(): number {
     return this.#pairs.size;

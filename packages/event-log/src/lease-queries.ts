@@ -18,6 +18,7 @@ export async function databaseNow(db: Kysely<LogDatabase>, dialect: Dialect): Pr
     const clock = await sql<{ now: number }>`select ${now(dialect)} as now`.execute(db);
     return Number(clock.rows[0]?.now);
   } catch (error) {
+    if (EventLogError.isInstance(error)) throw error;
     throw new EventLogError('store_unreachable', `cannot read the database's clock: ${String(error)}`, {
       cause: error,
     });

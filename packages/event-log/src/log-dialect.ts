@@ -1,7 +1,8 @@
 import { CompiledQuery } from 'kysely';
 import type { WriterStamp } from './invocation-owner.js';
 import { postgresLeaseGuard } from './lease-guard.js';
-import type { RuleCache } from './rule-cache.js';
+import { headMoved, oneTripOpening } from './postgres-one-trip.js';
+import type { ChainHead, RuleCache } from './rule-cache.js';
 
 /**
  * A batch's statements as a generator: it yields each compiled statement and is handed
@@ -90,6 +91,14 @@ export interface LogDialect {
   readonly leaseGuard?: (writer: WriterStamp) => CompiledQuery;
   /** Whether a transaction failed on its `leaseGuard`. */
   readonly lapsedAtCommit?: (error: unknown) => boolean;
+  /**
+   * Where a batch whose rules' state is all cached can go as one message: the statement
+   * that opens its transaction and checks that the chain's head is still `head`, sent
+   * with the writes and `COMMIT` (see `oneTripOpening`).
+   */
+  readonly oneTrip?: (head: ChainHead) => CompiledQuery;
+  /** Whether a transaction failed on the head check of `oneTrip`: nothing of it was kept. */
+  readonly headMoved?: (error: unknown) => boolean;
 }
 
 function field(error: unknown, name: string): unknown {
@@ -134,7 +143,9 @@ export const REFRESH_WINDOW = 10_000;
  * — so the transaction is opened, the lock taken and the chain's head read in one round
  * trip, and the rules' state is kept between batches: the sessions other writers wrote
  * since this cache's head are read with the head, and only theirs are dropped. Runs
- * through `runPipelined`, which sends the batch's writes with its `COMMIT`.
+ * through `runPipelined`, which sends the batch's writes with its `COMMIT`. A batch whose
+ * rules' state is all cached skips that first trip (`oneTrip`): the whole transaction
+ * goes as one message, the head it assumes checked by the server.
  */
 export const postgresDialect: LogDialect = {
   name: 'postgres',
@@ -161,6 +172,7 @@ export const postgresDialect: LogDialect = {
       row === undefined
         ? { sequence: 0, digest: '' }
         : { sequence: Number(row.sequence), digest: row.digest };
+    if (known !== undefined) cache.quietRefreshes = head.sequence === known ? cache.quietRefreshes + 1 : 0;
     if (known === undefined || head.sequence < known || head.sequence > known + REFRESH_WINDOW) {
       cache.reset();
     } else if (head.sequence > known) {
@@ -177,6 +189,8 @@ export const postgresDialect: LogDialect = {
     field(error, 'code') === '23505' && field(error, 'constraint') === 'events_event_id_key',
   leaseGuard: postgresLeaseGuard,
   lapsedAtCommit: (error) => field(error, 'code') === '22012',
+  oneTrip: (head) => oneTripOpening(head, chainLock),
+  headMoved,
 };
 
 function integer(value: number): string {

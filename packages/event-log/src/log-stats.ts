@@ -16,4 +16,15 @@
  * answer (`BEGIN` to `COMMIT` and its fsync, or a lone insert with its own): where the
  * time of a piece of work goes, set beside the same work on an in-memory log.
  */
-export type LogStats = { readonly commits: number; readonly facts: number; readonly commitMs: number };
+/**
+ * `oneTrip` counts those commits whose whole transaction went to PostgreSQL as one
+ * message; `staleHeads` the one-message tries that found another writer had moved the
+ * chain's head, wrote nothing, and went again the two-trip way (see the README).
+ */
+export type LogStats = {
+  readonly commits: number;
+  readonly facts: number;
+  readonly commitMs: number;
+  readonly oneTrip: number;
+  readonly staleHeads: number;
+};

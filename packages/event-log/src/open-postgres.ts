@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { boundedPool } from './bounded-pool.js';
 import { EventLogError } from './event-log-error.js';
 import { postgresDialect, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
@@ -49,7 +50,9 @@ export async function openPostgres(
     });
   }
   return {
-    db: new Kysely<LogDatabase>({ dialect: new PostgresDialect({ pool }) }),
+    db: new Kysely<LogDatabase>({
+      dialect: new PostgresDialect({ pool: boundedPool(pool, settings.boundMs * 10) }),
+    }),
     dialect: postgresDialect,
     transact: (steps) => transact(pool, steps, settings.boundMs * 10),
   };

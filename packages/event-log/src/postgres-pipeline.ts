@@ -4,7 +4,7 @@ import { HELD_WITH_COMMIT } from './lease-guard.js';
 import type { Statements } from './log-dialect.js';
 
 /** Past this much parameter text a write is sent on its own, with bound parameters. */
-const maxInlineChars = 1 << 20;
+export const maxInlineChars = 1 << 20;
 
 /**
  * Runs a transaction's statements on one PostgreSQL connection in as few round trips as

@@ -24,6 +24,15 @@ export class RuleCache implements RuleState {
   /** What fork boundaries hold, read for the batch that carries the fork (see `loadRuleState`). */
   readonly forkSources = new Map<string, ForkSourceState>();
   token: number | undefined;
+  /**
+   * Refreshes in a row that found the chain's head where this cache left it: no other
+   * writer committed in between. A batch guesses the head (see `oneTripFits`) only after
+   * `quietNeeded` of them; each stale guess doubles that (up to 64) and each good one
+   * takes one off, so a writer among busy others stops paying for stale guesses. Both
+   * outlive `reset`.
+   */
+  quietRefreshes = 1;
+  quietNeeded = 1;
 
   static key(sessionId: string, id: string): string {
     return `${sessionId}\u0000${id}`;

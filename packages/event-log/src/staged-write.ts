@@ -43,6 +43,10 @@ export type BatchResult =
        * how long it held the position, which other writers waited for.
        */
       readonly waitedMs: number;
+      /** The whole transaction went to the store as one message. */
+      readonly oneTrip?: boolean;
+      /** A first try as one message met a stale head and wrote nothing; this is the second. */
+      readonly staleHead?: boolean;
     }
   | {
       readonly kind: 'failed';

@@ -10,7 +10,7 @@ describe.each(testStores())('log stats ($name)', (stores) => {
     await using log = await EventLog.open(store.target, {
       hooks: { afterCommit: ({ size }) => committed.push(size) },
     });
-    expect(log.stats()).toEqual({ commits: 0, facts: 0, commitMs: 0 });
+    expect(log.stats()).toEqual({ commits: 0, facts: 0, commitMs: 0, oneTrip: 0, staleHeads: 0 });
     const at = invocation();
     await log.append(write(at, facts.opened()));
     const first = log.stats().commitMs;

@@ -176,8 +176,10 @@ describe('partitions between a host and PostgreSQL', () => {
     const at = invocation('-a', 'stalled');
     await stalled.append(write(at, facts.opened()));
     arm(() => proxy.stall());
-    // Its transaction holds the advisory lock, and its last message never arrives.
-    const held = stalled.append(write(at, facts.ended()));
+    // A write in a session its cache lacks reads that session under the lock: the
+    // two-trip path. Its transaction holds the advisory lock, and its last message
+    // never arrives.
+    const held = stalled.append(write(invocation('-c', 'fresh'), facts.opened()));
     held.catch(() => undefined);
     while (proxy.mode !== 'stall') await sleep(10);
     const other = invocation('-b', 'survivor');

@@ -1,0 +1,40 @@
+import { ruleStateCached } from './load-rule-state.js';
+import { maxInlineChars } from './postgres-pipeline.js';
+import type { RuleCache } from './rule-cache.js';
+import type { StagedWrite } from './staged-write.js';
+
+/** Room per write for the columns beside its body, in `maxInlineChars`' units. */
+const rowOverhead = 1024;
+
+/**
+ * Whether a batch may go as one message on a store that can (PostgreSQL's
+ * `oneTripOpening`): the writer's cache holds the chain's head it last saw and
+ * everything the batch's rules read, so the whole transaction — `BEGIN`, the chain's
+ * lock, the head's guard, the writes, `COMMIT` — is known before anything is sent.
+ * Not when:
+ * - the cache lacks something (a first batch, a failure, a session another writer
+ *   touched), or the last refreshes saw other writers commit (`cache.quietRefreshes`):
+ *   a guess of the head would likely be stale, and a stale guess costs a trip;
+ * - the rules read the clock or leases (a T1 or opening under a lease, a takeover, an
+ *   expiry), or a write changes an approval's row and checks the answer (a decision, a
+ *   dispatch or rejection of a requested operation): those need an answer inside the
+ *   transaction;
+ * - the batch's values are too large to be written out as literals.
+ */
+export function oneTripFits(cache: RuleCache, batch: readonly StagedWrite[]): boolean {
+  if (cache.head === undefined || cache.quietRefreshes < cache.quietNeeded) return false;
+  let size = 0;
+  for (const staged of batch) {
+    if (!ruleStateCached(cache, staged) || answersInside(cache, staged)) return false;
+    size += staged.body.length + (staged.result?.text.length ?? 0) + rowOverhead;
+  }
+  return size <= maxInlineChars;
+}
+
+/** Whether the rules of `staged` change an approval's row and check what changed. */
+function answersInside(cache: RuleCache, staged: StagedWrite): boolean {
+  const { fact, invocation } = staged.event;
+  if (fact.kind === 'approval_decided') return true;
+  if (fact.kind !== 'tool_dispatched' && fact.kind !== 'tool_rejected') return false;
+  return cache.operation(invocation.sessionId, fact.operationId)?.state === 'requested';
+}
