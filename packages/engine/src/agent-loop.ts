@@ -14,6 +14,7 @@ import { type CapturedTools, RunTools } from '@factum/tools';
 import { toolCallsOf } from './context-projection.js';
 import { continueApproved } from './continue-approved.js';
 import { executionFingerprint } from './execution-fingerprint.js';
+import { outcomeOfFinalStep } from './final-step.js';
 import type { HandoffGate, Sealing } from './handoff-gate.js';
 import type { InvocationWriter } from './invocation-writer.js';
 import { addUsage, type ContextBounds, modelTurn, type RunObserver } from './model-turn.js';
@@ -139,23 +140,7 @@ export class AgentLoop {
       this.#usage = addUsage(this.#usage, step.usage);
       this.#last = { stepId, step };
       const calls = toolCallsOf(step.parts);
-      if (calls.length === 0) {
-        if (step.finishReason === 'length') {
-          return {
-            kind: 'failed',
-            error: { code: 'output_limit', message: 'the model reached its output limit' },
-          };
-        }
-        if (step.finishReason === 'refusal') {
-          // A refusal is an answer nobody asked for: the run did not do its work.
-          const said = step.parts.flatMap((part) => (part.kind === 'refusal' ? [part.text] : [])).join('');
-          return {
-            kind: 'failed',
-            error: { code: 'model_refused', message: `the model refused${said === '' ? '' : `: ${said}`}` },
-          };
-        }
-        return { kind: 'completed' };
-      }
+      if (calls.length === 0) return outcomeOfFinalStep(step);
       const end = await this.#runTools(captured, stepId, calls);
       if (end !== undefined) return end;
     }

@@ -16,6 +16,7 @@ import {
 import { type CapturedTools, RunTools } from '@factum/tools';
 import { classify } from '../agent-loop.js';
 import { projectMessages, type SessionEvent, toolCallsOf } from '../context-projection.js';
+import { outcomeOfFinalStep } from '../final-step.js';
 import { parkedRunOf } from '../parked-run.js';
 import { isDerivedEnd } from './compare-replay.js';
 import { RecordedCalls, recordedCalls } from './recorded-calls.js';
@@ -181,7 +182,7 @@ export async function replayInvocation(
       steps.push({ stepId, step, ...(ms === undefined ? {} : { ms }) });
       if (!check(produced())) return { kind: 'diverged' };
       const toolCalls = toolCallsOf(step.parts);
-      if (toolCalls.length === 0) return endOf(step);
+      if (toolCalls.length === 0) return outcomeOfFinalStep(step);
       const stepTools = captured.intoStep(stepId);
       const unmatched = calls.unmatched.length;
       for (const call of toolCalls) {
@@ -272,20 +273,6 @@ function providerOf(setup: InvocationSetup, recorded: FactOf<'model_requested'> 
     baseUrl,
     model: model.join(' ') || recorded.modelId,
   };
-}
-
-function endOf(step: ModelStep): InvocationOutcome {
-  if (step.finishReason === 'length') {
-    return { kind: 'failed', error: { code: 'output_limit', message: 'the model reached its output limit' } };
-  }
-  if (step.finishReason === 'refusal') {
-    const said = step.parts.flatMap((part) => (part.kind === 'refusal' ? [part.text] : [])).join('');
-    return {
-      kind: 'failed',
-      error: { code: 'model_refused', message: `the model refused${said === '' ? '' : `: ${said}`}` },
-    };
-  }
-  return { kind: 'completed' };
 }
 
 function recordedAnswers(events: readonly SessionEvent[]): Map<string, ModelStep> {
