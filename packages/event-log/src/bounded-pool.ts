@@ -35,16 +35,22 @@ export function boundedPool(pool: pg.Pool, boundMs: number): PostgresPool {
 }
 
 function boundedClient(client: pg.PoolClient, boundMs: number): PostgresPoolClient {
+  // A statement can fail on a lost connection before the driver has seen the socket
+  // close, and Kysely releases without saying why: the pool would keep the dead
+  // connection and hand it to the next read. Once lost, it is destroyed on release.
+  let lost = false;
   return {
     async query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
       try {
         const result = client.query(sql, [...parameters]) as unknown as Promise<PostgresQueryResult<R>>;
         return await withinBound(client, boundMs, result);
       } catch (error) {
-        throw connectionLost(error) ? unreachable(error, 'the connection to PostgreSQL was lost') : error;
+        if (!connectionLost(error)) throw error;
+        lost = true;
+        throw unreachable(error, 'the connection to PostgreSQL was lost');
       }
     },
-    release: (destroy?: boolean) => client.release(destroy),
+    release: (destroy?: boolean) => client.release(destroy === true || lost),
   } as PostgresPoolClient;
 }
 
