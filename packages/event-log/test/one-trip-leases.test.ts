@@ -182,4 +182,27 @@ describe('a PostgreSQL batch that starts leased work, sent as one message', () =
     expect(kinds).toEqual(['invocation_opened', 'model_completed']);
     await log.close();
   });
+
+  it('a dispatch taken for new in one message that the operations table already holds writes nothing, runs again reading it, and is refused duplicate_dispatch', async () => {
+    await using store = await postgres!.create();
+    const log = await EventLog.open(store.target);
+    await log.holdLease(lease);
+    const at = invocation('-a', 'held');
+    await log.append(write(at, facts.opened()));
+    await log.append(write(at, facts.completed('s1', [{ id: 'c1' }, { id: 'c2' }])));
+    // A row the cache never saw, written without moving the chain's head.
+    await store.raw(
+      `insert into operations (session_id, operation_id, invocation_id, state, sequence) values ('held', 's1:c1', '${at.invocationId}', 'dispatched', 2)`,
+    );
+    const before = log.stats();
+    await expect(log.append(write(at, facts.dispatched('s1:c1', provider)))).rejects.toMatchObject({
+      code: 'duplicate_dispatch',
+    });
+    expect(log.stats().oneTrip, 'the second run reads the operation: two trips').toBe(before.oneTrip);
+    await log.append(write(at, facts.dispatched('s1:c2', provider)));
+    const kinds = (await log.prefix(bounds)).events.map(({ event }) => event.fact.kind);
+    expect(kinds).toEqual(['invocation_opened', 'model_completed', 'tool_dispatched']);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 3 });
+    await log.close();
+  });
 });
