@@ -16,12 +16,12 @@ import {
 } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { commitLoneInsert } from './lone-insert.js';
-import { oneTripFits } from './one-trip-batch.js';
+import { oneTripFits, refuseLeasedWork, storeChecksLease } from './one-trip-batch.js';
 import type { ChainHead, RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
 import type { BatchInfo, BatchResult, Committer, StagedWrite, WriteOutcome } from './staged-write.js';
 import { writeRuleEffects } from './write-rule-effects.js';
-import { checkWriterLease, startsLeasedWork } from './writer-lease-rule.js';
+import { startsLeasedWork } from './writer-lease-rule.js';
 
 /** What a batch commit needs beside the connection. */
 export type BatchContext = {
@@ -121,30 +121,6 @@ function commitTried(
   const settled = (result: BatchResult | Promise<BatchResult>, tried: Tried) =>
     result instanceof Promise ? result.then((value) => next(value, tried)) : next(result, tried);
   return settled(attempt(db, context, batch, first.checkIds), first);
-}
-
-/**
- * The refusals `lease` gives the writes of `batch` that start leased work (an array with
- * holes), and the positions of the others.
- */
-function refuseLeasedWork(
-  batch: readonly StagedWrite[],
-  lease: LeaseView,
-): { refused: WriteOutcome[]; rest: number[] } {
-  const refused: WriteOutcome[] = new Array(batch.length);
-  const rest: number[] = [];
-  batch.forEach((staged, index) => {
-    try {
-      checkWriterLease(staged, lease);
-    } catch (error) {
-      if (!(error instanceof RuleRefusal)) throw error;
-      refused[index] = { refused: { code: error.code, message: error.message } };
-      return;
-    }
-    // Live by this view (it cannot be, as the store refused it): the store checks again.
-    rest.push(index);
-  });
-  return { refused, rest };
 }
 
 /** What `commitBatch` has tried again already. */
@@ -265,12 +241,6 @@ function committed(context: BatchContext, { started, progress, committer }: Run)
   };
 }
 
-/**
- * The leases of a one-message batch that starts leased work: its writer's own is checked
- * by the store (`LogDialect.leaseCheck`); the rules of such a batch read no clock.
- */
-const storeChecksLease: LeaseView = { now: Number.NaN, hosts: new Map(), checkedByStore: true };
-
 /** The batch's transaction, statement by statement (see `Statements`). */
 function* batchSteps(
   builder: Kysely<LogDatabase>,
@@ -284,9 +254,7 @@ function* batchSteps(
   // The writer's own lease, never cached, is then checked by the store too.
   const inMessage = dialect.leaseCheck !== undefined && dialect.assumedNew !== undefined;
   const oneTrip =
-    dialect.oneTrip && !checkIds && oneTripFits(cache, batch, { inMessage })
-      ? dialect.oneTrip
-      : undefined;
+    dialect.oneTrip && !checkIds && oneTripFits(cache, batch, { inMessage }) ? dialect.oneTrip : undefined;
   for (const statement of dialect.begin) yield statement;
   try {
     if (oneTrip) {

@@ -82,7 +82,10 @@ export function leaseRefusal(error: unknown): LeaseView | undefined {
   if (row) {
     hosts.set(
       parsed.hostId,
-      leaseOf({ epoch: row.epoch, ttl_ms: row.ttl_ms, renewed_at: row.renewed_at, expires_at: row.expires_at }, now),
+      leaseOf(
+        { epoch: row.epoch, ttl_ms: row.ttl_ms, renewed_at: row.renewed_at, expires_at: row.expires_at },
+        now,
+      ),
     );
   }
   return { now, hosts };

@@ -1,9 +1,10 @@
-import { sameOwner, type WriterStamp } from './invocation-owner.js';
+import { type LeaseView, sameOwner, type WriterStamp } from './invocation-owner.js';
 import { ruleStateCached } from './load-rule-state.js';
 import { maxInlineChars } from './postgres-pipeline.js';
 import type { RuleCache } from './rule-cache.js';
-import type { StagedWrite } from './staged-write.js';
-import { startsLeasedWork } from './writer-lease-rule.js';
+import { RuleRefusal } from './rule-refusal.js';
+import type { StagedWrite, WriteOutcome } from './staged-write.js';
+import { checkWriterLease, startsLeasedWork } from './writer-lease-rule.js';
 
 /** Room per write for the columns beside its body, in `maxInlineChars`' units. */
 const rowOverhead = 1024;
@@ -55,4 +56,34 @@ function answersInside(cache: RuleCache, staged: StagedWrite): boolean {
   if (fact.kind === 'approval_decided') return true;
   if (fact.kind !== 'tool_dispatched' && fact.kind !== 'tool_rejected') return false;
   return cache.operation(invocation.sessionId, fact.operationId)?.state === 'requested';
+}
+
+/**
+ * The leases of a one-message batch that starts leased work: its writer's own is checked
+ * by the store (`LogDialect.leaseCheck`); the rules of such a batch read no clock.
+ */
+export const storeChecksLease: LeaseView = { now: Number.NaN, hosts: new Map(), checkedByStore: true };
+
+/**
+ * The refusals `lease` gives the writes of `batch` that start leased work (an array with
+ * holes), and the positions of the others.
+ */
+export function refuseLeasedWork(
+  batch: readonly StagedWrite[],
+  lease: LeaseView,
+): { refused: WriteOutcome[]; rest: number[] } {
+  const refused: WriteOutcome[] = new Array(batch.length);
+  const rest: number[] = [];
+  batch.forEach((staged, index) => {
+    try {
+      checkWriterLease(staged, lease);
+    } catch (error) {
+      if (!(error instanceof RuleRefusal)) throw error;
+      refused[index] = { refused: { code: error.code, message: error.message } };
+      return;
+    }
+    // Live by this view (it cannot be, as the store refused it): the store checks again.
+    rest.push(index);
+  });
+  return { refused, rest };
 }
