@@ -16,7 +16,7 @@ import {
 } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { commitLoneInsert } from './lone-insert.js';
-import { oneTripFits } from './one-trip-batch.js';
+import { oneTripFits, refuseLeasedWork, storeChecksLease } from './one-trip-batch.js';
 import type { ChainHead, RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
 import type { BatchInfo, BatchResult, Committer, StagedWrite, WriteOutcome } from './staged-write.js';
@@ -60,6 +60,15 @@ export function commitBatch(
   context: BatchContext,
   batch: readonly StagedWrite[],
 ): BatchResult | Promise<BatchResult> {
+  return commitTried(db, context, batch, { stale: false, checkIds: false, lease: false, assumed: false });
+}
+
+function commitTried(
+  db: Kysely<LogDatabase>,
+  context: BatchContext,
+  batch: readonly StagedWrite[],
+  first: Tried,
+): BatchResult | Promise<BatchResult> {
   // A write whose event id the log already holds (or that repeats one of its batch)
   // fails the unique index, and with it the batch: the batch runs once more, the ids
   // looked up first, so that only such writes are refused (`duplicate_event`) and the
@@ -76,6 +85,34 @@ export function commitBatch(
       cache.quietNeeded = Math.min(cache.quietNeeded * 2, 64);
       return settled(attempt(db, context, batch, tried.checkIds), { ...tried, stale: true });
     }
+    // A one-message batch's writer's lease refused by the store: nothing was written.
+    // Its writes that start leased work are refused by the rule, judged on the lease the
+    // store saw, with the two-trip path's reasons; the others run once more without them.
+    const lease = tried.lease ? undefined : context.dialect.leaseRefusal?.(result.cause);
+    if (lease !== undefined) {
+      const { refused, rest } = refuseLeasedWork(batch, lease);
+      if (rest.length === 0) return { ...result, outcomes: refused };
+      const merge = (again: BatchResult): BatchResult => {
+        const outcomes = [...refused];
+        rest.forEach((index, at) => {
+          const outcome = again.outcomes[at];
+          if (outcome !== undefined) outcomes[index] = outcome;
+        });
+        return { ...again, outcomes };
+      };
+      const again = commitTried(
+        db,
+        context,
+        rest.map((index) => batch[index]!),
+        { ...tried, lease: true },
+      );
+      return again instanceof Promise ? again.then(merge) : merge(again);
+    }
+    // An opening or a dispatch taken for new in one message was not: nothing was
+    // written, the cache was dropped, and the batch runs again reading what it names.
+    if (!tried.assumed && context.dialect.assumedNew?.(result.cause)) {
+      return settled(attempt(db, context, batch, tried.checkIds), { ...tried, assumed: true });
+    }
     if (!tried.checkIds && context.dialect.repeatsEventId(result.cause)) {
       return settled(attempt(db, context, batch, true), { ...tried, checkIds: true });
     }
@@ -83,11 +120,16 @@ export function commitBatch(
   };
   const settled = (result: BatchResult | Promise<BatchResult>, tried: Tried) =>
     result instanceof Promise ? result.then((value) => next(value, tried)) : next(result, tried);
-  return settled(attempt(db, context, batch, false), { stale: false, checkIds: false });
+  return settled(attempt(db, context, batch, first.checkIds), first);
 }
 
 /** What `commitBatch` has tried again already. */
-type Tried = { readonly stale: boolean; readonly checkIds: boolean };
+type Tried = {
+  readonly stale: boolean;
+  readonly checkIds: boolean;
+  readonly lease: boolean;
+  readonly assumed: boolean;
+};
 
 function attempt(
   db: Kysely<LogDatabase>,
@@ -153,7 +195,14 @@ function failed(
   batch?: readonly StagedWrite[],
 ): BatchResult {
   const guessed = progress.guessed;
-  if (guessed !== undefined && batch !== undefined && context.dialect.headMoved?.(cause)) {
+  const { dialect } = context;
+  const lapsed = (error: unknown) =>
+    dialect.lapsedAtCommit?.(error) === true || dialect.leaseRefusal?.(error) !== undefined;
+  if (
+    guessed !== undefined &&
+    batch !== undefined &&
+    (dialect.headMoved?.(cause) || dialect.leaseRefusal?.(cause) !== undefined)
+  ) {
     // Nothing was written, and the rules changed only what the cache holds of the
     // batch's own sessions: without them, the cache is as it was at the guessed head,
     // and the next refresh drops what other writers changed since.
@@ -162,8 +211,8 @@ function failed(
   } else {
     context.cache.reset();
   }
-  if (batch !== undefined && !progress.committing && context.dialect.lapsedAtCommit?.(cause)) {
-    // The lease guard failed the transaction: nothing of it was kept, and every write of
+  if (batch !== undefined && !progress.committing && lapsed(cause)) {
+    // The lease guard (or, a second time, the one-message lease check) failed the transaction: nothing of it was kept, and every write of
     // the batch — all this log's, under the one lease — is refused as such.
     const refused = {
       code: 'lease_expired' as const,
@@ -202,7 +251,10 @@ function* batchSteps(
   const { dialect, cache, beforeCommit } = context;
   // The head and the rules' state all cached: the transaction goes as one message,
   // its head checked by the store, and a stale guess writes nothing (see `commitBatch`).
-  const oneTrip = dialect.oneTrip && !checkIds && oneTripFits(cache, batch) ? dialect.oneTrip : undefined;
+  // The writer's own lease, never cached, is then checked by the store too.
+  const inMessage = dialect.leaseCheck !== undefined && dialect.assumedNew !== undefined;
+  const oneTrip =
+    dialect.oneTrip && !checkIds && oneTripFits(cache, batch, { inMessage }) ? dialect.oneTrip : undefined;
   for (const statement of dialect.begin) yield statement;
   try {
     if (oneTrip) {
@@ -212,7 +264,12 @@ function* batchSteps(
       yield* dialect.refresh(cache);
     }
     progress.heldAt = performance.now();
-    const leases = yield* loadRuleState(builder, { cache, clock: dialect.clock }, batch);
+    // One message: everything the rules read is cached, but the writer's lease.
+    const leases = oneTrip
+      ? batch.some(startsLeasedWork)
+        ? storeChecksLease
+        : undefined
+      : yield* loadRuleState(builder, { cache, clock: dialect.clock }, batch);
     const stored = checkIds ? yield* storedEventIds(builder, batch) : undefined;
     const accepted = applyRules(cache, batch, progress.outcomes, leases, stored);
     yield* insertEvents(builder, accepted, dialect.rowsPerInsert);
@@ -227,7 +284,9 @@ function* batchSteps(
       dialect.leaseGuard &&
       batch.find((staged, index) => startsLeasedWork(staged) && 'stored' in (progress.outcomes[index] ?? {}))
         ?.writer;
-    if (guarded) yield dialect.leaseGuard!(guarded);
+    if (guarded) {
+      yield oneTrip && dialect.leaseCheck ? dialect.leaseCheck(guarded) : dialect.leaseGuard!(guarded);
+    }
     progress.committing = true;
     yield dialect.commit;
   } catch (error) {

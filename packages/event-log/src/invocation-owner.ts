@@ -23,7 +23,15 @@ export type HostLeaseState =
   | { readonly valid: false; readonly reason: string };
 
 /** The database's clock and the leases of the owners a batch's takeovers name. */
-export type LeaseView = { readonly now: number; readonly hosts: ReadonlyMap<string, HostLeaseState> };
+export type LeaseView = {
+  readonly now: number;
+  readonly hosts: ReadonlyMap<string, HostLeaseState>;
+  /**
+   * The writer's own lease is not in `hosts`: the store checks it inside the
+   * transaction's one message (`postgresLeaseCheck`), and refuses it as a whole.
+   */
+  readonly checkedByStore?: true;
+};
 
 /** True when `a` and `b` name the same host and epoch. */
 export function sameOwner(a: WriterStamp | null | undefined, b: WriterStamp | null | undefined): boolean {

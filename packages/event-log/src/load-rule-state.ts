@@ -72,20 +72,36 @@ export function* loadRuleState(
 /**
  * Whether the cache already holds everything the rules read to judge `staged`: the
  * chain's head, its session, its invocation and the operations it names. A takeover
- * or a write judged by the clock reads the leases and the clock, never cached.
+ * or a write judged by the clock reads the leases and the clock, never cached; so does a
+ * write that starts leased work, unless `inMessage`: the batch goes as one message whose
+ * statements check the writer's lease (`postgresLeaseCheck`) and whose inserts fail on
+ * the tables' keys if an opening's invocation or a dispatch's operation the cache lacks
+ * is not new after all.
  */
-export function ruleStateCached(cache: RuleCache, staged: StagedWrite): boolean {
+export function ruleStateCached(
+  cache: RuleCache,
+  staged: StagedWrite,
+  { inMessage = false }: { readonly inMessage?: boolean } = {},
+): boolean {
   const { event } = staged;
   const { sessionId, invocationId } = event.invocation;
   if (staged.takeover || needsClock(event.fact) || event.fact.kind === 'tool_redispatched') return false;
   // A fork's boundary is read in the transaction that writes it, never from the cache.
   if (event.fact.kind === 'session_forked') return false;
-  if (startsLeasedWork(staged)) return false;
+  // Unless the store checks the writer's lease in the transaction's one message.
+  if (startsLeasedWork(staged) && !inMessage) return false;
   if (cache.head === undefined || !cache.sessions.has(sessionId)) return false;
-  if (!cache.invocations.has(RuleCache.key(sessionId, invocationId))) return false;
+  // In one message, an opening the cache does not know is taken for new: the table's
+  // key refuses it if it is not (`LogDialect.assumedNew`), and the batch runs again.
+  const opening = inMessage && event.fact.kind === 'invocation_opened';
+  if (!opening && !cache.invocations.has(RuleCache.key(sessionId, invocationId))) return false;
   // A key not yet taken is not cached: an opening with one is judged on what the store holds.
   if (event.fact.kind === 'invocation_opened' && event.fact.idempotencyKey !== undefined) return false;
-  return operationIdsOf(event.fact).every((id) => cache.operations.has(RuleCache.key(sessionId, id)));
+  // So is the operation a dispatch starts (never its parent).
+  const dispatched = inMessage && event.fact.kind === 'tool_dispatched' ? event.fact.operationId : undefined;
+  return operationIdsOf(event.fact).every(
+    (id, index) => (index === 0 && id === dispatched) || cache.operations.has(RuleCache.key(sessionId, id)),
+  );
 }
 
 function* loadLeases(

@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
-import type { WriterStamp } from './invocation-owner.js';
-import { postgresLeaseGuard } from './lease-guard.js';
+import type { LeaseView, WriterStamp } from './invocation-owner.js';
+import { leaseRefusal, postgresLeaseCheck, postgresLeaseGuard } from './lease-guard.js';
 import { headMoved, oneTripOpening } from './postgres-one-trip.js';
 import type { ChainHead, RuleCache } from './rule-cache.js';
 
@@ -99,6 +99,19 @@ export interface LogDialect {
   readonly oneTrip?: (head: ChainHead) => CompiledQuery;
   /** Whether a transaction failed on the head check of `oneTrip`: nothing of it was kept. */
   readonly headMoved?: (error: unknown) => boolean;
+  /**
+   * With `oneTrip`: a statement sent with `COMMIT` that fails the transaction unless
+   * `writer`'s own lease allows new work — all the rules check of it (see
+   * `postgresLeaseCheck`) — so a batch that starts leased work needs no read under the lock.
+   */
+  readonly leaseCheck?: (writer: WriterStamp) => CompiledQuery;
+  /**
+   * Whether a transaction failed on the key of the invocations or operations table: an
+   * opening or a dispatch a one-message batch took for new was not (nothing was kept).
+   */
+  readonly assumedNew?: (error: unknown) => boolean;
+  /** The lease a transaction's `leaseCheck` refused, as the rules see it; nothing was kept. */
+  readonly leaseRefusal?: (error: unknown) => LeaseView | undefined;
 }
 
 function field(error: unknown, name: string): unknown {
@@ -191,6 +204,11 @@ export const postgresDialect: LogDialect = {
   lapsedAtCommit: (error) => field(error, 'code') === '22012',
   oneTrip: (head) => oneTripOpening(head, chainLock),
   headMoved,
+  leaseCheck: postgresLeaseCheck,
+  leaseRefusal,
+  assumedNew: (error) =>
+    field(error, 'code') === '23505' &&
+    (field(error, 'constraint') === 'operations_pk' || field(error, 'constraint') === 'invocations_pk'),
 };
 
 function integer(value: number): string {

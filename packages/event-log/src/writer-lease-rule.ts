@@ -26,10 +26,11 @@ export function startsLeasedWork(write: LeasedWrite): boolean {
  * host, same epoch, a row that can be trusted — runs past `leases.now`, the database's
  * clock in the write's transaction. A host whose process stalled, or whose batch a
  * network held past its lease, learns it here instead of starting an effect a survivor
- * may already have ended the run for.
+ * may already have ended the run for. A view the store checks (`checkedByStore`, a
+ * batch sent as one message) leaves the check to the store's statement.
  */
 export function checkWriterLease(write: LeasedWrite, leases: LeaseView | undefined): void {
-  if (!startsLeasedWork(write)) return;
+  if (!startsLeasedWork(write) || leases?.checkedByStore) return;
   const writer = write.writer!;
   const lease = leases?.hosts.get(writer.hostId);
   const who = `host ${writer.hostId} (epoch ${writer.epoch})`;

@@ -1,0 +1,208 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Fact } from '@factum/agent-facts';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { EventLog } from '../src/index.ts';
+import { FaultProxy, testStores } from '../src/testing.ts';
+import { bounds, facts, invocation, write } from './support/facts.ts';
+
+const [, postgres] = testStores();
+const provider = { kind: 'provider' as const, stepId: 's1' };
+const notified = (operationId: string): Fact => ({ kind: 'tool_notified', operationId, message: 'progress' });
+const lease = { hostId: 'host-a', ttlMs: 60_000, renewEveryMs: 20_000 };
+
+/** Runs `body` with a plain connection to `url`, outside the log. */
+async function withClient<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await body(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Waits until `eventId` is committed, as another connection sees it. */
+async function untilCommitted(url: string, eventId: string): Promise<void> {
+  await withClient(url, async (client) => {
+    for (;;) {
+      const { rows } = await client.query('select 1 from events where event_id = $1', [eventId]);
+      if (rows.length > 0) return;
+      await sleep(10);
+    }
+  });
+}
+
+/**
+ * Waits until a connection's transaction failed inside the server while its client has
+ * not answered yet, and returns the text of the message that failed: the message the
+ * server received, whole, before anything was answered.
+ */
+async function untilFailedInServer(url: string): Promise<string> {
+  return withClient(url, async (client) => {
+    for (;;) {
+      const { rows } = await client.query<{ query: string }>(
+        `select query from pg_stat_activity where state = 'idle in transaction (aborted)' and datname = current_database()`,
+      );
+      if (rows[0] !== undefined) return rows[0].query;
+      await sleep(10);
+    }
+  });
+}
+
+/** A log through `proxy` holding a lease, with one run that asked for calls `ids`. */
+async function leasedRun(url: string, proxy: FaultProxy, ids: string[]) {
+  // The server would end a transaction left waiting for this client only after a minute.
+  const log = await EventLog.open({ postgres: proxy.rewrite(url) }, { transactionBoundMs: 60_000 });
+  await log.holdLease(lease);
+  const at = invocation('-a', 'held');
+  await log.append(write(at, facts.opened()));
+  await log.append(
+    write(
+      at,
+      facts.completed(
+        's1',
+        ids.map((id) => ({ id })),
+      ),
+    ),
+  );
+  return { log, at };
+}
+
+describe('a PostgreSQL batch that starts leased work, sent as one message', () => {
+  it('a T1 under a live lease commits in one message, and a writer whose answer the network holds does not block another', async () => {
+    await using store = await postgres!.create();
+    const url = (store.target as { postgres: string }).postgres;
+    const address = new URL(url);
+    await using proxy = await FaultProxy.start({ host: address.hostname, port: Number(address.port) });
+    const { log: held, at } = await leasedRun(url, proxy, ['c1']);
+    const other = await EventLog.open(store.target);
+    const before = held.stats();
+    proxy.holdAnswers();
+    const t1 = write(at, facts.dispatched('s1:c1', provider));
+    let settled = false;
+    const stalled = held.append(t1).finally(() => {
+      settled = true;
+    });
+    // The whole T1 transaction, its lease check included, reached the server and
+    // committed; only its answer is held. On the two-trip path the lease is read under
+    // the lock and the client's second message waits for that answer: nothing would commit.
+    await untilCommitted(url, t1.event.id);
+    const second = invocation('-b', 'other');
+    await other.append(write(second, facts.opened()));
+    await other.append(write(second, facts.ended()));
+    expect(settled, 'the other writer went through while the T1 still waits').toBe(false);
+    proxy.heal();
+    const stored = await stalled;
+    expect(held.stats().oneTrip - before.oneTrip).toBe(1);
+    expect(held.mayStartEffect(t1.event)).toBe(true);
+    const events = (await other.prefix(bounds)).events;
+    expect(events.map(({ event }) => `${event.invocation.sessionId}:${event.fact.kind}`)).toEqual([
+      'held:invocation_opened',
+      'held:model_completed',
+      'held:tool_dispatched',
+      'other:invocation_opened',
+      'other:invocation_ended',
+    ]);
+    expect(events[2]!.sequence).toBe(stored.sequence);
+    expect(await other.verifyChain()).toEqual({ ok: true, events: 5 });
+    await other.close();
+    await held.close();
+  });
+
+  it('a T1 whose lease expired by the database’s clock is refused lease_expired inside its one message; the batch’s other writes go on', async () => {
+    await using store = await postgres!.create();
+    const url = (store.target as { postgres: string }).postgres;
+    const address = new URL(url);
+    await using proxy = await FaultProxy.start({ host: address.hostname, port: Number(address.port) });
+    const { log, at } = await leasedRun(url, proxy, ['c1', 'c2']);
+    const before = log.stats().oneTrip;
+    await log.append(write(at, facts.dispatched('s1:c1', provider)));
+    expect(log.stats().oneTrip - before, 'the first T1 went as one message').toBe(1);
+    // The host stalled: by the database's clock its lease is gone; its own clock says live.
+    await store.raw(`update hosts set expires_at = renewed_at where host_id = 'host-a'`);
+    proxy.holdAnswers();
+    const t1 = write(at, facts.dispatched('s1:c2', provider));
+    const [refused, note] = log.commitTogether([t1, write(at, notified('s1:c1'))]);
+    refused!.catch(() => undefined);
+    // The server got the whole transaction — the chain's lock and the rows in one message —
+    // and failed it on the lease, before this client answered anything.
+    const message = await untilFailedInServer(url);
+    expect(message).toContain('pg_advisory_xact_lock');
+    expect(message).toContain('insert into "events"');
+    proxy.heal();
+    await expect(refused).rejects.toMatchObject({ code: 'lease_expired', outcome: 'rejected' });
+    await expect(refused).rejects.toThrow(/expired at .* by the database's clock/);
+    // The note records the past: it is judged without the T1, as on the two-trip path.
+    await note;
+    const kinds = (await log.prefix(bounds)).events.map(({ event }) => event.fact.kind);
+    expect(kinds).toEqual(['invocation_opened', 'model_completed', 'tool_dispatched', 'tool_notified']);
+    const reader = await EventLog.open(store.target);
+    const ids = (await reader.prefix(bounds)).events.map(({ event }) => event.id);
+    expect(ids).not.toContain(t1.event.id);
+    expect(await reader.verifyChain()).toEqual({ ok: true, events: 4 });
+    await reader.close();
+    await log.close();
+  });
+
+  it('a lease row from the future is refused inside the one message, nothing written', async () => {
+    await using store = await postgres!.create();
+    const url = (store.target as { postgres: string }).postgres;
+    const address = new URL(url);
+    await using proxy = await FaultProxy.start({ host: address.hostname, port: Number(address.port) });
+    const { log, at } = await leasedRun(url, proxy, ['c1']);
+    await store.raw(`update hosts set expires_at = expires_at + 864000000 where host_id = 'host-a'`);
+    proxy.holdAnswers();
+    const t1 = log.append(write(at, facts.dispatched('s1:c1', provider)));
+    t1.catch(() => undefined);
+    expect(await untilFailedInServer(url)).toContain('insert into "events"');
+    proxy.heal();
+    await expect(t1).rejects.toMatchObject({ code: 'lease_expired' });
+    await expect(t1).rejects.toThrow(/cannot be trusted .*further ahead than its time-to-live/);
+    const kinds = (await log.prefix(bounds)).events.map(({ event }) => event.fact.kind);
+    expect(kinds).toEqual(['invocation_opened', 'model_completed']);
+    await log.close();
+  });
+
+  it('a T1 under an epoch since registered again is refused lease_expired in the one message', async () => {
+    await using store = await postgres!.create();
+    const url = (store.target as { postgres: string }).postgres;
+    const address = new URL(url);
+    await using proxy = await FaultProxy.start({ host: address.hostname, port: Number(address.port) });
+    const { log, at } = await leasedRun(url, proxy, ['c1']);
+    await store.raw(`update hosts set epoch = epoch + 1 where host_id = 'host-a'`);
+    proxy.holdAnswers();
+    const t1 = log.append(write(at, facts.dispatched('s1:c1', provider)));
+    t1.catch(() => undefined);
+    expect(await untilFailedInServer(url)).toContain('insert into "events"');
+    proxy.heal();
+    await expect(t1).rejects.toMatchObject({ code: 'lease_expired' });
+    await expect(t1).rejects.toThrow(/was registered again \(epoch 2\)/);
+    const kinds = (await log.prefix(bounds)).events.map(({ event }) => event.fact.kind);
+    expect(kinds).toEqual(['invocation_opened', 'model_completed']);
+    await log.close();
+  });
+
+  it('a dispatch taken for new in one message that the operations table already holds writes nothing, runs again reading it, and is refused duplicate_dispatch', async () => {
+    await using store = await postgres!.create();
+    const log = await EventLog.open(store.target);
+    await log.holdLease(lease);
+    const at = invocation('-a', 'held');
+    await log.append(write(at, facts.opened()));
+    await log.append(write(at, facts.completed('s1', [{ id: 'c1' }, { id: 'c2' }])));
+    // A row the cache never saw, written without moving the chain's head.
+    await store.raw(
+      `insert into operations (session_id, operation_id, invocation_id, state, sequence) values ('held', 's1:c1', '${at.invocationId}', 'dispatched', 2)`,
+    );
+    const before = log.stats();
+    await expect(log.append(write(at, facts.dispatched('s1:c1', provider)))).rejects.toMatchObject({
+      code: 'duplicate_dispatch',
+    });
+    expect(log.stats().oneTrip, 'the second run reads the operation: two trips').toBe(before.oneTrip);
+    await log.append(write(at, facts.dispatched('s1:c2', provider)));
+    const kinds = (await log.prefix(bounds)).events.map(({ event }) => event.fact.kind);
+    expect(kinds).toEqual(['invocation_opened', 'model_completed', 'tool_dispatched']);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 3 });
+    await log.close();
+  });
+});
