@@ -2,13 +2,24 @@ import { CompiledQuery } from 'kysely';
 import { HELD_WITH_COMMIT } from './lease-guard.js';
 import type { ChainHead } from './rule-cache.js';
 
+/**
+ * Marks the opening of a one-message transaction: it has no `BEGIN`, so it must reach
+ * the server in the same message as its `COMMIT` (`runPipelined` refuses to split it).
+ */
+export const ONE_MESSAGE = '/* one message */';
+
 /** The SQLSTATE the head guard raises (class `QH`: no PostgreSQL class uses it). */
 export const HEAD_MOVED = 'QH001';
 
 /**
- * The statement that opens a one-trip transaction (see `oneTripFits`): `BEGIN`, the
- * chain's lock, and a guard that fails the transaction with `HEAD_MOVED` unless the
- * chain's last event is still `head`. Every write moves the head, so an unmoved head
+ * The statement that opens a one-trip transaction (see `oneTripFits`): the chain's lock,
+ * and a guard that fails the transaction with `HEAD_MOVED` unless the chain's last event
+ * is still `head`. There is no `BEGIN`: the statements of one simple-query message are
+ * one implicit transaction, which the server rolls back by itself, its lock released,
+ * the moment one of them fails (a moved head, a refused lease, a key taken) — without
+ * waiting for the client's `ROLLBACK`, which a stalled network could hold. The `COMMIT`
+ * the message ends with commits that implicit transaction (the server warns that no
+ * transaction was begun, and commits). Every write moves the head, so an unmoved head
  * means no other writer changed anything the cached rules read. The guard runs after
  * the lock is granted and takes its own snapshot (read committed), so it sees the last
  * holder's commit. Marked to be held by `runPipelined` and sent with `COMMIT`.
@@ -25,7 +36,9 @@ export function oneTripOpening(head: ChainHead, chainLock: number): CompiledQuer
     `raise exception 'the chain''s head moved: another writer committed' using errcode = '${HEAD_MOVED}';`,
     'end if; end $$',
   ].join(' ');
-  return CompiledQuery.raw(`${HELD_WITH_COMMIT} begin; select pg_advisory_xact_lock(${chainLock}); ${guard}`);
+  return CompiledQuery.raw(
+    `${HELD_WITH_COMMIT} ${ONE_MESSAGE} select pg_advisory_xact_lock(${chainLock}); ${guard}`,
+  );
 }
 
 /** Whether a transaction failed on the head guard: nothing of it was kept. */

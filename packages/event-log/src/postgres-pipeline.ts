@@ -2,6 +2,7 @@ import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import { HELD_WITH_COMMIT } from './lease-guard.js';
 import type { Statements } from './log-dialect.js';
+import { ONE_MESSAGE } from './postgres-one-trip.js';
 
 /** Past this much parameter text a write is sent on its own, with bound parameters. */
 export const maxInlineChars = 1 << 20;
@@ -37,10 +38,14 @@ export async function runPipelined<T>(steps: Statements<T>, client: pg.PoolClien
         held.push(inline(query));
         rows = [];
       } else if (held.length > 0 && inlineSize(query) <= maxInlineChars) {
+        splitsOneMessage(held, query);
         const text = [...held.splice(0), inline(query)].join(';\n');
         rows = await execute(client, text, []);
       } else {
-        if (held.length > 0) await execute(client, held.splice(0).join(';\n'), []);
+        if (held.length > 0) {
+          splitsOneMessage(held, query);
+          await execute(client, held.splice(0).join(';\n'), []);
+        }
         rows = await execute(client, query.sql, query.parameters);
       }
     } catch (error) {
@@ -51,6 +56,17 @@ export async function runPipelined<T>(steps: Statements<T>, client: pg.PoolClien
     step = steps.next(rows);
   }
   return step.value;
+}
+
+/**
+ * A one-message transaction has no `BEGIN`: sent without its `COMMIT`, what was held
+ * would commit alone. Such a batch never needs an answer before `COMMIT` (`oneTripFits`);
+ * this stops the one that would, before anything is sent.
+ */
+function splitsOneMessage(held: readonly string[], next: CompiledQuery): void {
+  if (next.sql !== 'commit' && held[0]?.includes(ONE_MESSAGE)) {
+    throw new Error(`a one-message transaction cannot be split before its COMMIT: ${next.sql.slice(0, 80)}`);
+  }
 }
 
 async function execute(client: pg.PoolClient, text: string, values: readonly unknown[]): Promise<unknown[]> {

@@ -34,17 +34,23 @@ async function untilCommitted(url: string, eventId: string): Promise<void> {
 }
 
 /**
- * Waits until a connection's transaction failed inside the server while its client has
- * not answered yet, and returns the text of the message that failed: the message the
- * server received, whole, before anything was answered.
+ * Waits until the one message that carries `eventId` failed inside the server while its
+ * client has not answered (the network holds the answer, so no `ROLLBACK` can have come),
+ * and returns its text. The transaction ended there: the connection is idle, and no
+ * advisory lock — the chain's — is held by anyone.
  */
-async function untilFailedInServer(url: string): Promise<string> {
+async function untilFailedInServer(url: string, eventId: string): Promise<string> {
   return withClient(url, async (client) => {
     for (;;) {
       const { rows } = await client.query<{ query: string }>(
-        `select query from pg_stat_activity where state = 'idle in transaction (aborted)' and datname = current_database()`,
+        `select query from pg_stat_activity where state = 'idle' and position($1 in query) > 0 and datname = current_database()`,
+        [eventId],
       );
-      if (rows[0] !== undefined) return rows[0].query;
+      if (rows[0] !== undefined) {
+        const locks = await client.query(`select 1 from pg_locks where locktype = 'advisory'`);
+        expect(locks.rows, 'the failed message left no lock behind').toEqual([]);
+        return rows[0].query;
+      }
       await sleep(10);
     }
   });
@@ -126,8 +132,8 @@ describe('a PostgreSQL batch that starts leased work, sent as one message', () =
     const [refused, note] = log.commitTogether([t1, write(at, notified('s1:c1'))]);
     refused!.catch(() => undefined);
     // The server got the whole transaction — the chain's lock and the rows in one message —
-    // and failed it on the lease, before this client answered anything.
-    const message = await untilFailedInServer(url);
+    // failed it on the lease and ended it, before this client answered anything.
+    const message = await untilFailedInServer(url, t1.event.id);
     expect(message).toContain('pg_advisory_xact_lock');
     expect(message).toContain('insert into "events"');
     proxy.heal();
@@ -153,9 +159,10 @@ describe('a PostgreSQL batch that starts leased work, sent as one message', () =
     const { log, at } = await leasedRun(url, proxy, ['c1']);
     await store.raw(`update hosts set expires_at = expires_at + 864000000 where host_id = 'host-a'`);
     proxy.holdAnswers();
-    const t1 = log.append(write(at, facts.dispatched('s1:c1', provider)));
+    const dispatch = write(at, facts.dispatched('s1:c1', provider));
+    const t1 = log.append(dispatch);
     t1.catch(() => undefined);
-    expect(await untilFailedInServer(url)).toContain('insert into "events"');
+    expect(await untilFailedInServer(url, dispatch.event.id)).toContain('insert into "events"');
     proxy.heal();
     await expect(t1).rejects.toMatchObject({ code: 'lease_expired' });
     await expect(t1).rejects.toThrow(/cannot be trusted .*further ahead than its time-to-live/);
@@ -172,9 +179,10 @@ describe('a PostgreSQL batch that starts leased work, sent as one message', () =
     const { log, at } = await leasedRun(url, proxy, ['c1']);
     await store.raw(`update hosts set epoch = epoch + 1 where host_id = 'host-a'`);
     proxy.holdAnswers();
-    const t1 = log.append(write(at, facts.dispatched('s1:c1', provider)));
+    const dispatch = write(at, facts.dispatched('s1:c1', provider));
+    const t1 = log.append(dispatch);
     t1.catch(() => undefined);
-    expect(await untilFailedInServer(url)).toContain('insert into "events"');
+    expect(await untilFailedInServer(url, dispatch.event.id)).toContain('insert into "events"');
     proxy.heal();
     await expect(t1).rejects.toMatchObject({ code: 'lease_expired' });
     await expect(t1).rejects.toThrow(/was registered again \(epoch 2\)/);
