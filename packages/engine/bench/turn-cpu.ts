@@ -27,9 +27,9 @@ const catalog = new ToolCatalog([
   },
 ]);
 
-type Server = { child: ChildProcess; port: number };
+export type Server = { child: ChildProcess; port: number };
 
-async function startServer(): Promise<Server> {
+export async function startServer(): Promise<Server> {
   const child = fork(new URL('./turn-model-server.mjs', import.meta.url), [], {
     execArgv: [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -51,7 +51,7 @@ async function cpuMs(count: number, work: () => Promise<void>): Promise<number> 
 
 let turnsRun = 0;
 
-async function durableTurns(engine: Engine, config: ProviderConfig, turns: number): Promise<void> {
+export async function durableTurns(engine: Engine, config: ProviderConfig, turns: number): Promise<void> {
   for (let n = 0; n < turns; n += 1) {
     turnsRun += 1;
     const result = await engine.run({
@@ -120,15 +120,20 @@ async function bareTurns(port: number, turns: number): Promise<void> {
   agent.destroy();
 }
 
-export async function turnCpu(models: ModelExecutor, code: CodeExecutor): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), 'factum-turn-cpu-'));
-  const server = await startServer();
-  const config: ProviderConfig = {
+/** The provider configuration that talks to the child's server. */
+export function configOf(server: Server): ProviderConfig {
+  return {
     kind: 'openai_chat_completions',
     model: 'agent',
     baseUrl: `http://127.0.0.1:${server.port}/v1`,
     auth: { apiKey: 'bench-key' },
   };
+}
+
+export async function turnCpu(models: ModelExecutor, code: CodeExecutor): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'factum-turn-cpu-'));
+  const server = await startServer();
+  const config = configOf(server);
   const log = await EventLog.open(join(root, 'turns.sqlite'));
   const engine = new Engine({ log, models, code });
   const turns = Number(process.env.FACTUM_BENCH_TURNS ?? 100);
