@@ -7,6 +7,11 @@ type Template = { readonly compiled: CompiledQuery; readonly slots: readonly num
 const templates = new WeakMap<object, Map<string, Template>>();
 const SLOT = '\u0000slot:';
 
+/** `count` slots from `first` on, for an `in` list of `count` values. */
+export function slots(first: number, count: number): string[] {
+  return Array.from({ length: count }, (_, at) => slot(first + at));
+}
+
 /** Stands for the `index`-th value of `templated`'s call in the statement being built. */
 export function slot(index: number): string {
   return `${SLOT}${index}`;
@@ -19,12 +24,12 @@ export function slot(index: number): string {
  * running such a statement, and a commit runs several. `key` must name everything the
  * statement's text depends on (which statement, how many rows).
  */
-export function templated(
+export function templated<R>(
   builder: Kysely<LogDatabase>,
   key: string,
-  build: () => CompiledQuery,
+  build: () => CompiledQuery<R>,
   values: readonly unknown[],
-): CompiledQuery {
+): CompiledQuery<R> {
   const adapter = builder.getExecutor().adapter;
   let byKey = templates.get(adapter);
   if (byKey === undefined) {
@@ -40,12 +45,14 @@ export function templated(
     if (slots.filter((index) => index >= 0).length !== values.length) {
       throw new Error(`statement template ${key}: ${values.length} values for its slots`);
     }
-    template = { compiled, slots };
+    template = { compiled: compiled as CompiledQuery, slots };
+    // Keys grow with row counts and list lengths: a bound, as the prepared statements have.
+    if (byKey.size >= 512) byKey.clear();
     byKey.set(key, template);
   }
   const { compiled, slots } = template;
   return {
-    ...compiled,
+    ...(compiled as CompiledQuery<R>),
     parameters: slots.map((index, at) => (index < 0 ? compiled.parameters[at] : values[index])),
   };
 }
