@@ -19,6 +19,7 @@ import { forkBench } from './fork.ts';
 import { leaseOverhead } from './lease-overhead.ts';
 import { replayVerify } from './replay-verify.ts';
 import { submissionRetry } from './submission-retry.ts';
+import { turnCpu } from './turn-cpu.ts';
 import { turnShape } from './turn-shape.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'factum-engine-bench-'));
@@ -132,6 +133,7 @@ try {
   if (wanted('turn_submission_retry')) await submissionRetry(provider);
   if (wanted('fork')) await forkBench();
   if (wanted('replay_verify')) await replayVerify(provider, models, code);
+  if (wanted('turn_cpu')) await turnCpu(models, code);
   // Several hosts need PostgreSQL: FACTUM_TEST_POSTGRES_URL's server, as in the tests,
   // or else an embedded one with PostgreSQL's default durability (the tests' skips fsync).
   if (wanted('failover_ms') || wanted('pg_fleet')) {

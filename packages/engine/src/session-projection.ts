@@ -6,7 +6,7 @@ import {
   type ToolResult,
 } from '@factum/agent-facts';
 import { chainLink, contentDigest } from '@factum/agent-facts/digest';
-import { EMPTY_DIGEST, type EventLog } from '@factum/event-log';
+import { EMPTY_DIGEST, type EventLog, stagedForm } from '@factum/event-log';
 import type { ResultReader, SessionEvent } from './context-projection.js';
 import type { ContextBounds } from './model-turn.js';
 
@@ -53,20 +53,31 @@ export class SessionProjection {
       this.invalidate();
       return;
     }
-    let body: string;
+    let bytes: number;
+    let digest: string;
     let event: RuntimeEvent;
     try {
-      body = canonicalJson(write.event);
       // Decoded as the log decodes its rows, so a view equals a read event for event.
-      event = RuntimeEvent.parse(JSON.parse(body));
+      // The log's staging already made the canonical bytes and their digest, and its
+      // parse accepted the event: decoding those bytes gives the event it reads back.
+      const staged = stagedForm(write.event);
+      if (staged !== undefined) {
+        ({ bytes, digest } = staged);
+        event = JSON.parse(staged.body) as RuntimeEvent;
+      } else {
+        const body = canonicalJson(write.event);
+        bytes = Buffer.byteLength(body);
+        digest = contentDigest(body);
+        event = RuntimeEvent.parse(JSON.parse(body));
+      }
     } catch {
       this.invalidate();
       return;
     }
     events.push({ sequence, event });
     this.#highWater = sequence;
-    this.#head = chainLink(this.#head, contentDigest(body));
-    this.#bytes += Buffer.byteLength(body);
+    this.#head = chainLink(this.#head, digest);
+    this.#bytes += bytes;
     const result = write.result;
     if (result !== undefined && result.reference().bytes <= KEEP_RESULT_BYTES) {
       this.#results.set(write.event.id, result);

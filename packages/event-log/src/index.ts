@@ -24,6 +24,7 @@ export type { LogStats } from './log-stats.js';
 export type { RecoveryReport } from './recover-invocations.js';
 export { recoverExpired, recoverInvocations } from './recover-invocations.js';
 export type { SessionHead } from './session-head.js';
+export { type StagedForm, stagedForm } from './stage-write.js';
 export type { BatchInfo, CommitHooks } from './staged-write.js';
 export type { StoredEvent } from './stored-event.js';
 export type { Submission } from './submission-query.js';

@@ -75,17 +75,34 @@ export function* insertEvents(
   }
   const results = accepted.filter((entry) => entry.staged.result !== undefined);
   if (results.length === 0) return;
-  yield* run(
-    builder
+  const parameters: unknown[] = [];
+  for (const { staged, row } of results) {
+    parameters.push(row.event_id, row.session_id, staged.result!.digest, staged.result!.text);
+  }
+  yield* run({ ...resultInsertTemplate(builder, results.length), parameters });
+}
+
+const resultColumns = ['event_id', 'session_id', 'digest', 'body'] as const;
+const resultTemplates = new WeakMap<object, Map<number, CompiledQuery>>();
+
+/** The tool results insert for `rows` rows, compiled once per dialect and row count. */
+function resultInsertTemplate(db: Kysely<LogDatabase>, rows: number): CompiledQuery {
+  const adapter = db.getExecutor().adapter;
+  let byCount = resultTemplates.get(adapter);
+  if (byCount === undefined) {
+    byCount = new Map();
+    resultTemplates.set(adapter, byCount);
+  }
+  let template = byCount.get(rows);
+  if (template === undefined) {
+    const row = Object.fromEntries(resultColumns.map((column) => [column, ''])) as {
+      [column in (typeof resultColumns)[number]]: string;
+    };
+    template = db
       .insertInto('tool_results')
-      .values(
-        results.map(({ staged, row }) => ({
-          event_id: row.event_id,
-          session_id: row.session_id,
-          digest: staged.result!.digest,
-          body: staged.result!.text,
-        })),
-      )
-      .compile(),
-  );
+      .values(Array.from({ length: rows }, () => row))
+      .compile();
+    byCount.set(rows, template);
+  }
+  return template;
 }

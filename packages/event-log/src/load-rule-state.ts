@@ -7,6 +7,7 @@ import { run, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
 import type { StagedWrite } from './staged-write.js';
+import { slots, templated } from './statement-templates.js';
 import { startsLeasedWork } from './writer-lease-rule.js';
 
 /**
@@ -124,10 +125,10 @@ function* loadLeases(
   }
   // The clock and the rows in one statement: on PostgreSQL each is a round trip taken
   // while the chain's lock is held, and every T1 batch reads its writer's lease.
-  const rows = yield* run(
+  const build = () =>
     builder
       .selectFrom(sql<{ now: number }>`(${sql.raw(context.clock.sql)})`.as('clock'))
-      .leftJoin('hosts', (join) => join.on('hosts.host_id', 'in', [...owners]))
+      .leftJoin('hosts', (join) => join.on('hosts.host_id', 'in', slots(0, owners.size)))
       .select([
         'clock.now',
         'hosts.host_id',
@@ -136,8 +137,9 @@ function* loadLeases(
         'hosts.renewed_at',
         'hosts.expires_at',
       ])
-      .compile(),
-  );
+      .compile();
+  const key = `leases.${owners.size}.${context.clock.sql}`;
+  const rows = yield* run(templated(builder, key, build, [...owners]));
   const now = Number(rows[0]?.now);
   for (const row of rows) if (row.host_id !== null) hosts.set(row.host_id, leaseOf(row, now));
   return { now, hosts };
@@ -228,7 +230,9 @@ function* loadInvocations(
   keys: { sessionId: string; invocationId: string }[],
 ): Statements<void> {
   if (keys.length === 0) return;
-  const rows = yield* run(
+  const sessions = unique(keys.map((key) => key.sessionId));
+  const invocations = unique(keys.map((key) => key.invocationId));
+  const build = () =>
     builder
       .selectFrom('invocations')
       .select([
@@ -241,10 +245,11 @@ function* loadInvocations(
         'owner_host_id',
         'owner_epoch',
       ])
-      .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
-      .where('invocation_id', 'in', unique(keys.map((key) => key.invocationId)))
-      .compile(),
-  );
+      .where('session_id', 'in', slots(0, sessions.length))
+      .where('invocation_id', 'in', slots(sessions.length, invocations.length))
+      .compile();
+  const key = `invocations.load.${sessions.length}.${invocations.length}`;
+  const rows = yield* run(templated(builder, key, build, [...sessions, ...invocations]));
   for (const row of rows) {
     cache.invocations.set(RuleCache.key(row.session_id, row.invocation_id), {
       turnId: row.turn_id,
@@ -263,7 +268,9 @@ function* loadOperations(
   keys: { sessionId: string; operationId: string }[],
 ): Statements<void> {
   if (keys.length === 0) return;
-  const rows = yield* run(
+  const sessions = unique(keys.map((key) => key.sessionId));
+  const operations = unique(keys.map((key) => key.operationId));
+  const build = () =>
     builder
       .selectFrom('operations')
       .select([
@@ -278,10 +285,11 @@ function* loadOperations(
         'expires_at',
         'decision',
       ])
-      .where('session_id', 'in', unique(keys.map((key) => key.sessionId)))
-      .where('operation_id', 'in', unique(keys.map((key) => key.operationId)))
-      .compile(),
-  );
+      .where('session_id', 'in', slots(0, sessions.length))
+      .where('operation_id', 'in', slots(sessions.length, operations.length))
+      .compile();
+  const key = `operations.load.${sessions.length}.${operations.length}`;
+  const rows = yield* run(templated(builder, key, build, [...sessions, ...operations]));
   for (const row of rows) {
     const operation: OperationState = {
       invocationId: row.invocation_id,

@@ -1,22 +1,48 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { EMPTY_DIGEST } from './log-prefix.js';
 import type { LogDatabase } from './log-schema.js';
 
 /** Where a session's chain stands: its last event's sequence (0: none) and session digest. */
 export type SessionHead = { readonly highWater: number; readonly digest: string };
 
+type HeadRow = { sequence: number; session_digest: string };
+
+const templates = new WeakMap<object, CompiledQuery<HeadRow>>();
+
+/** Stands for the session id in the compiled template; replaced by the id of each read. */
+const SESSION = '\u0000session';
+
+/**
+ * The head query, built by Kysely once per dialect (keyed by its adapter, as the insert
+ * templates are) and reused with the session id put in: a reader asks for the head
+ * before every step, and compiling the query costs more than the indexed read.
+ */
+function headQuery(db: Kysely<LogDatabase>, sessionId: string): CompiledQuery<HeadRow> {
+  const adapter = db.getExecutor().adapter;
+  let template = templates.get(adapter);
+  if (template === undefined) {
+    template = db
+      .selectFrom('events')
+      .select(['sequence', 'session_digest'])
+      .where('session_id', '=', SESSION)
+      .orderBy('sequence', 'desc')
+      .limit(1)
+      .compile() as CompiledQuery<HeadRow>;
+    templates.set(adapter, template);
+  }
+  return {
+    ...template,
+    parameters: template.parameters.map((parameter) => (parameter === SESSION ? sessionId : parameter)),
+  };
+}
+
 /**
  * A session's head, read from one index entry and one row: what a reader that keeps the
  * session's history in memory compares with to know whether it is still the whole of it.
  */
 export async function sessionHead(db: Kysely<LogDatabase>, sessionId: string): Promise<SessionHead> {
-  const row = await db
-    .selectFrom('events')
-    .select(['sequence', 'session_digest'])
-    .where('session_id', '=', sessionId)
-    .orderBy('sequence', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const { rows } = await db.executeQuery(headQuery(db, sessionId));
+  const row = rows[0];
   return row === undefined
     ? { highWater: 0, digest: EMPTY_DIGEST }
     : { highWater: Number(row.sequence), digest: row.session_digest };

@@ -9,6 +9,23 @@ import { AppendRefusedError } from './append-refused-error.js';
 import type { WriterStamp } from './invocation-owner.js';
 import type { StagedWrite } from './staged-write.js';
 
+/** The canonical bytes and their digest of an event, as a log staged it. */
+export type StagedForm = { readonly body: string; readonly bytes: number; readonly digest: string };
+
+/** Events this process staged, with the form the log stores for them. */
+const stagedForms = new WeakMap<object, StagedForm>();
+
+/**
+ * The canonical body and content digest the log computed when it staged `event` (the
+ * event object itself, as written), or undefined for an event no log of this process
+ * staged. Such an event passed the log's parse: a reader of this process that decodes
+ * `body` has the event the log reads back, with no need to canonicalise, digest or
+ * parse it again.
+ */
+export function stagedForm(event: RuntimeEvent): StagedForm | undefined {
+  return stagedForms.get(event);
+}
+
 /** Size limits a write must fit before it reaches the store. */
 export type WriteLimits = { readonly maxEventBytes: number; readonly maxResultBytes: number };
 
@@ -36,6 +53,7 @@ export function stageWrite(write: EventWrite, limits: WriteLimits, writer?: Writ
     );
   }
   const digest = contentDigest(body);
+  stagedForms.set(write.event, { body, bytes, digest });
   const result = write.result;
   if (result === undefined) {
     return writer === undefined

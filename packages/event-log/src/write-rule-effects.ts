@@ -4,6 +4,7 @@ import { writeApprovalEffects } from './approval-effects.js';
 import type { AcceptedWrite } from './insert-events.js';
 import { run, type Statements } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
+import { slot, templated } from './statement-templates.js';
 
 /**
  * Writes what the accepted events change beside the events table: invocation rows,
@@ -19,27 +20,40 @@ export function* writeRuleEffects(
   if (accepted.every((entry) => changesNothing(entry.effects))) return;
   const opened = accepted.filter((entry) => entry.effects.openInvocation);
   if (opened.length > 0) {
-    yield* run(
+    const values = opened.flatMap(({ row, staged, effects }) => [
+      row.session_id,
+      row.invocation_id,
+      staged.event.invocation.turnId,
+      row.run_id,
+      row.sequence,
+      effects.owner?.hostId ?? null,
+      effects.owner?.epoch ?? null,
+      effects.submission ?? null,
+    ]);
+    const build = () =>
       builder
         .insertInto('invocations')
         .values(
-          opened.map(({ row, staged, effects }) => ({
-            session_id: row.session_id,
-            invocation_id: row.invocation_id,
-            turn_id: staged.event.invocation.turnId,
-            run_id: row.run_id,
-            opened_sequence: row.sequence,
-            ended_sequence: null,
-            terminal: null,
-            live: 1,
-            owner_host_id: effects.owner?.hostId ?? null,
-            owner_epoch: effects.owner?.epoch ?? null,
-            fence: 0,
-            idempotency_key: effects.submission ?? null,
-          })),
+          opened.map((_, at) => {
+            const value = (column: number) => slot(at * 8 + column) as never;
+            return {
+              session_id: value(0),
+              invocation_id: value(1),
+              turn_id: value(2),
+              run_id: value(3),
+              opened_sequence: value(4),
+              ended_sequence: null,
+              terminal: null,
+              live: 1,
+              owner_host_id: value(5),
+              owner_epoch: value(6),
+              fence: 0,
+              idempotency_key: value(7),
+            };
+          }),
         )
-        .compile(),
-    );
+        .compile();
+    yield* run(templated(builder, `invocations.insert.${opened.length}`, build, values));
   }
   for (const { row, effects } of accepted) {
     if (!effects.takeOver || !effects.owner) continue;
@@ -59,45 +73,57 @@ export function* writeRuleEffects(
   }
   for (const { row, effects } of accepted) {
     if (!effects.endInvocation) continue;
-    yield* run(
+    const build = () =>
       builder
         .updateTable('invocations')
-        .set({ ended_sequence: row.sequence, terminal: effects.endInvocation.terminal, live: null })
-        .where('session_id', '=', row.session_id)
-        .where('invocation_id', '=', row.invocation_id)
-        .compile(),
-    );
+        .set({ ended_sequence: slot(0) as never, terminal: slot(1) as never, live: null })
+        .where('session_id', '=', slot(2))
+        .where('invocation_id', '=', slot(3))
+        .compile();
+    const values = [row.sequence, effects.endInvocation.terminal, row.session_id, row.invocation_id];
+    yield* run(templated(builder, 'invocations.end', build, values));
   }
   // Before the other operation rows: a settlement in the same batch closes a resumed row.
   yield* writeApprovalEffects(builder, accepted);
   const operations = accepted.filter((entry) => entry.effects.dispatch || entry.effects.reject);
   if (operations.length > 0) {
-    yield* run(
+    const values = operations.flatMap(({ row, effects }) => [
+      row.session_id,
+      (effects.dispatch ?? effects.reject)!.operationId,
+      row.invocation_id,
+      effects.dispatch?.parentOperationId ?? null,
+      effects.dispatch ? 'dispatched' : 'rejected',
+      row.sequence,
+    ]);
+    const build = () =>
       builder
         .insertInto('operations')
         .values(
-          operations.map(({ row, effects }) => ({
-            session_id: row.session_id,
-            operation_id: (effects.dispatch ?? effects.reject)!.operationId,
-            invocation_id: row.invocation_id,
-            parent_operation_id: effects.dispatch?.parentOperationId ?? null,
-            state: effects.dispatch ? ('dispatched' as const) : ('rejected' as const),
-            sequence: row.sequence,
-          })),
+          operations.map((_, at) => {
+            const value = (column: number) => slot(at * 6 + column) as never;
+            return {
+              session_id: value(0),
+              operation_id: value(1),
+              invocation_id: value(2),
+              parent_operation_id: value(3),
+              state: value(4),
+              sequence: value(5),
+            };
+          }),
         )
-        .compile(),
-    );
+        .compile();
+    yield* run(templated(builder, `operations.insert.${operations.length}`, build, values));
   }
   for (const { row, effects } of accepted) {
     if (!effects.close) continue;
-    yield* run(
+    const build = () =>
       builder
         .updateTable('operations')
         .set({ state: 'closed' })
-        .where('session_id', '=', row.session_id)
-        .where('operation_id', '=', effects.close.operationId)
-        .compile(),
-    );
+        .where('session_id', '=', slot(0))
+        .where('operation_id', '=', slot(1))
+        .compile();
+    yield* run(templated(builder, 'operations.close', build, [row.session_id, effects.close.operationId]));
   }
   yield* writeSessionAdmission(builder, accepted);
 }
@@ -113,14 +139,15 @@ function* writeSessionAdmission(
       admission.set(row.session_id, { live: null, held: effects.endInvocation.heldFor });
   }
   if (admission.size === 0) return;
-  yield* run(
+  const values = [...admission].flatMap(([sessionId, state]) => [sessionId, state.live, state.held]);
+  const build = () =>
     builder
       .insertInto('sessions')
       .values(
-        [...admission].map(([sessionId, state]) => ({
-          session_id: sessionId,
-          live_invocation_id: state.live,
-          held_for_invocation_id: state.held,
+        [...admission].map((_, at) => ({
+          session_id: slot(at * 3),
+          live_invocation_id: slot(at * 3 + 1),
+          held_for_invocation_id: slot(at * 3 + 2),
         })),
       )
       .onConflict((conflict) =>
@@ -129,6 +156,6 @@ function* writeSessionAdmission(
           held_for_invocation_id: eb.ref('excluded.held_for_invocation_id'),
         })),
       )
-      .compile(),
-  );
+      .compile();
+  yield* run(templated(builder, `sessions.admission.${admission.size}`, build, values));
 }

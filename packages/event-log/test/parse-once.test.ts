@@ -1,6 +1,6 @@
-import { EventWrite, FactParseError, RuntimeEvent } from '@factum/agent-facts';
+import { canonicalJson, chainLink, EventWrite, FactParseError, RuntimeEvent } from '@factum/agent-facts';
 import { describe, expect, it } from 'vitest';
-import { AppendRefusedError, EventLog } from '../src/index.ts';
+import { AppendRefusedError, EventLog, stagedForm } from '../src/index.ts';
 import { testStores } from '../src/testing.ts';
 import { bounds, facts, invocation, write } from './support/facts.ts';
 
@@ -81,5 +81,27 @@ describe.each(testStores())('events parsed once ($name)', (stores) => {
     await log.append(EventWrite.plain(opened));
     const [stored] = (await log.prefix(bounds)).events;
     expect(stored?.event).toEqual(RuntimeEvent.parse(structuredClone(opened)));
+  });
+
+  it('the staged form of a committed event is the body the log stores and its digest, made once', async () => {
+    await using store = await stores.create();
+    await using log = await EventLog.open(store.target);
+    const opened = RuntimeEvent.create(invocation(), facts.opened());
+    expect(stagedForm(opened)).toBeUndefined();
+    await log.append(EventWrite.plain(opened));
+    const input: Record<string, unknown> = { path: '/tmp/a' };
+    const dispatched = dispatchWith(input);
+    await log.append(EventWrite.plain(dispatched));
+    const staged = stagedForm(dispatched)!;
+    // A change the caller makes after the commit reaches neither the log nor the form.
+    input.path = '/tmp/changed';
+    const read = (await log.prefix(bounds)).events.map((event) => event.event);
+    expect(JSON.parse(staged.body)).toEqual(read[1]);
+    expect(staged.body).not.toContain('/tmp/changed');
+    expect(staged.bytes).toBe(Buffer.byteLength(staged.body));
+    const head = await log.sessionHead(invocation().sessionId);
+    const first = stagedForm(opened)!;
+    expect(first.body).toBe(canonicalJson(read[0]));
+    expect(head.digest).toBe(chainLink(chainLink(undefined, first.digest), staged.digest));
   });
 });
