@@ -85,7 +85,8 @@ async function postgresStore(adminUrl: string): Promise<TestStore> {
   };
 }
 
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `work` on a plain connection to the PostgreSQL at `url`, outside any log, and closes it. */
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { withClient } from '@factum/event-log/testing';
 
 /**
  * One version of a host's lease row as PostgreSQL committed it: registered, renewed or
@@ -55,14 +55,4 @@ export async function readLeaseHistory(url: string): Promise<LeaseRecord[]> {
     expiresAt: Number(row.expires_at),
     recordedAt: Number(row.recorded_at),
   }));
-}
-
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
