@@ -5,7 +5,7 @@ import { readJsonBody, readParam } from './read-request.js';
 import { ForkRequestSchema, IdSchema } from './request-schemas.js';
 import type { RouteContext } from './route-context.js';
 import { ServerError } from './server-error.js';
-import { resolveProvider } from './turn-routes.js';
+import { messageRun, resolveProvider } from './turn-routes.js';
 
 /**
  * `POST /sessions/:session/forks` forks a session (`{ at?, message? }`) and answers 201
@@ -35,22 +35,9 @@ export function forkRoutes(context: RouteContext): Hono {
     const invocation = newInvocation(fork.sessionId);
     // The fork is durable whatever becomes of its turn: a refused turn is told beside it.
     const running = await context.runtime.engine
-      .start(
-        {
-          invocation,
-          provider,
-          configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
-          ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
-          work: {
-            kind: 'message',
-            message: body.message,
-            tools: context.tools(),
-            requireApproval: context.requireApproval,
-            ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
-          },
-        },
-        { durableStart: true },
-      )
+      .start(messageRun(context, invocation, provider, { ...body, message: body.message }), {
+        durableStart: true,
+      })
       .catch((error: unknown) => {
         if (RunError.isInstance(error)) return { refused: { code: error.code, message: error.message } };
         throw error;

@@ -1,10 +1,11 @@
-import { FactumError } from '@factum/agent-facts';
+import { FactumError, type Invocation } from '@factum/agent-facts';
+import type { RunInput } from '@factum/engine';
 import type { ProviderConfig } from '@factum/model';
 import { Hono } from 'hono';
 import { newInvocation } from '../new-invocation.js';
 import { readIdempotencyKey, replayed, requestFingerprint } from './idempotency-key.js';
 import { readJsonBody, readParam } from './read-request.js';
-import { EmptyRequestSchema, IdSchema, TurnRequestSchema } from './request-schemas.js';
+import { EmptyRequestSchema, IdSchema, type TurnRequest, TurnRequestSchema } from './request-schemas.js';
 import { liveInvocation, type RouteContext } from './route-context.js';
 import { ServerError } from './server-error.js';
 
@@ -33,18 +34,8 @@ export function turnRoutes(context: RouteContext): Hono {
     // tells the client the run exists, so it waits for the opening to be durable.
     const running = await context.runtime.engine.start(
       {
-        invocation,
-        provider,
-        configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
+        ...messageRun(context, invocation, provider, body),
         ...(key === undefined ? {} : { requestFingerprint: requestFingerprint(body) }),
-        ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
-        work: {
-          kind: 'message',
-          message: body.message,
-          tools: context.tools(),
-          requireApproval: context.requireApproval,
-          ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
-        },
       },
       { durableStart: true, ...(key === undefined ? {} : { idempotencyKey: key }) },
     );
@@ -62,6 +53,28 @@ export function turnRoutes(context: RouteContext): Hono {
   });
 
   return app;
+}
+
+/** A message run of the server's agent: `POST …/turns`, and a fork's first turn. */
+export function messageRun(
+  context: RouteContext,
+  invocation: Invocation,
+  provider: ProviderConfig,
+  body: TurnRequest,
+): RunInput {
+  return {
+    invocation,
+    provider,
+    configuration: { cwd: context.cwd, toolMode: body.toolMode ?? 'direct' },
+    ...(context.instructions === undefined ? {} : { instructions: context.instructions }),
+    work: {
+      kind: 'message',
+      message: body.message,
+      tools: context.tools(),
+      requireApproval: context.requireApproval,
+      ...(body.allowPriorUnknown === undefined ? {} : { allowPriorUnknown: body.allowPriorUnknown }),
+    },
+  };
 }
 
 /** The provider of a new run, or the 503 that says how to configure one. */
