@@ -16,5 +16,6 @@ export type {
   ProviderNetwork,
 } from './provider-config.js';
 export { routeIdentity } from './provider-config.js';
+export { RequestDigester } from './request-digester.js';
 export type { RetryOptions } from './retry-policy.js';
 export { requestDigest, wireBody } from './wire-request.js';

@@ -46,7 +46,8 @@ export function mapAnthropicRequest(
   return body;
 }
 
-function blocksOf(message: Exclude<ModelMessage, { role: 'system' }>): Block[] {
+/** The content blocks of one message that is not system text. */
+export function blocksOf(message: Exclude<ModelMessage, { role: 'system' }>): Block[] {
   switch (message.role) {
     case 'user':
       return [{ type: 'text', text: message.content }];

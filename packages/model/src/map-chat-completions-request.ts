@@ -30,7 +30,8 @@ export function mapChatCompletionsRequest(
   return body;
 }
 
-function mapMessage(message: ModelMessage, systemRole: string): Record<string, unknown> {
+/** One message as Chat Completions carries it. */
+export function mapMessage(message: ModelMessage, systemRole: string): Record<string, unknown> {
   switch (message.role) {
     case 'system':
       return { role: systemRole, content: message.content };

@@ -28,7 +28,8 @@ export function mapResponsesRequest(
   return body;
 }
 
-function mapItems(message: ModelMessage, systemRole: string): Record<string, unknown>[] {
+/** One message as the Responses API's `input` items. */
+export function mapItems(message: ModelMessage, systemRole: string): Record<string, unknown>[] {
   switch (message.role) {
     case 'system':
       return [{ role: systemRole, content: message.content }];

@@ -1,0 +1,184 @@
+import { createHash, type Hash, randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { canonicalJson } from '@factum/agent-facts';
+import {
+  type ConversationWire,
+  conversationWire,
+  EMPTY_WRITER,
+  type WriterState,
+} from './conversation-wire.js';
+import { mergeBody } from './merge-body.js';
+import type { ModelMessage, ModelRequest } from './model-request.js';
+import type { ProviderConfig } from './provider-config.js';
+import { adapterFor, requestDigest } from './wire-request.js';
+
+/** Stands for the conversation in a body's canonical text, to cut the text around it. */
+const PLACEHOLDER = `factum-conversation-${randomUUID()}`;
+const PLACED = JSON.stringify(PLACEHOLDER);
+
+/** A hash state kept every this many messages; a rewind hashes again at most as many texts. */
+const MARK_EVERY = 32;
+
+type Frame = { readonly head: string; readonly tail: string };
+
+/** What a frame was made from: the same parts make the same frame. */
+type FrameSource = {
+  readonly provider: ProviderConfig;
+  readonly tools: ModelRequest['tools'];
+  readonly providerOptions: ModelRequest['providerOptions'];
+  readonly maxOutputTokens: number | undefined;
+  readonly outside: readonly ModelMessage[];
+  readonly frame: Frame | undefined;
+};
+
+/**
+ * `requestDigest` for the requests of one conversation that grows, in time proportional
+ * to what each request adds rather than to the whole conversation: the canonical body is
+ * hashed as it is written, the conversation message by message, keeping each message's
+ * text and the hash state every few messages. A request whose messages begin with the
+ * same messages as the last one's (the same objects, or equal ones) goes on from there;
+ * one that differs from message `i` on goes back to the kept state before `i` and hashes
+ * the kept texts up to `i` again. The digest is `requestDigest`'s, byte for byte, whatever
+ * the request — anything the split cannot cover (an overlay replacing the conversation)
+ * is digested whole.
+ *
+ * @example
+ * ```ts
+ * const digester = new RequestDigester();
+ * for (const request of steps) facts.push(digester.digest(provider, request));
+ * ```
+ */
+export class RequestDigester {
+  /** What the kept states were written for: format, variant and the body around the conversation. */
+  #key = '';
+  #wire: ConversationWire | undefined;
+  /** The messages hashed so far, the text each wrote and the writer's state after it. */
+  #messages: ModelMessage[] = [];
+  #texts: string[] = [];
+  #writers: WriterState[] = [];
+  /** `#marks[j]`: the hash state before message `j * MARK_EVERY`; `#tip`: after the last. */
+  #marks: Hash[] = [];
+  #tip: Hash | undefined;
+  #frame: FrameSource | undefined;
+
+  digest(provider: ProviderConfig, request: ModelRequest): string {
+    const wire = conversationWire(provider);
+    const frame = this.#frameOf(wire, provider, request);
+    if (frame === undefined) return requestDigest(provider, request);
+    const key = `${provider.kind}\u0000${wire.variant(provider)}\u0000${frame.head}`;
+    if (key !== this.#key) this.#restart(key, wire, frame.head);
+    const messages = request.messages;
+    const kept = this.#messages;
+    let same = 0;
+    const limit = Math.min(kept.length, messages.length);
+    for (; same < limit; same += 1) {
+      const next = messages[same]!;
+      if (kept[same] === next) continue;
+      // A message made again with the same content (a prompt projected anew) writes the
+      // same text: it is kept as is, and known by identity from then on.
+      if (!isDeepStrictEqual(kept[same], next)) break;
+      kept[same] = next;
+    }
+    if (same < kept.length) this.#rewind(same);
+    for (let index = same; index < messages.length; index += 1) this.#append(messages[index]!);
+    const hash = this.#tip!.copy();
+    hash.update(wire.close(this.#writers.at(-1) ?? EMPTY_WRITER));
+    hash.update(frame.tail);
+    return `sha256:${hash.digest('hex')}`;
+  }
+
+  /** The request's frame, made again only when what it is made of changed. */
+  #frameOf(wire: ConversationWire, provider: ProviderConfig, request: ModelRequest): Frame | undefined {
+    const outside = wire.hasOutside ? request.messages.filter((message) => wire.outside(message)) : [];
+    const kept = this.#frame;
+    if (
+      kept !== undefined &&
+      kept.provider === provider &&
+      kept.providerOptions === request.providerOptions &&
+      kept.maxOutputTokens === request.maxOutputTokens &&
+      sameItems(kept.outside, outside) &&
+      sameTools(kept.tools, request.tools)
+    ) {
+      return kept.frame;
+    }
+    const frame = frameOf(wire, provider, { ...request, messages: outside });
+    const { tools, providerOptions, maxOutputTokens } = request;
+    this.#frame = { provider, tools, providerOptions, maxOutputTokens, outside, frame };
+    return frame;
+  }
+
+  #restart(key: string, wire: ConversationWire, head: string): void {
+    this.#key = key;
+    this.#wire = wire;
+    this.#messages = [];
+    this.#texts = [];
+    this.#writers = [];
+    const hash = createHash('sha256');
+    hash.update(head);
+    this.#marks = [hash];
+    this.#tip = hash.copy();
+  }
+
+  /** Back to the state before message `index`: the kept state before it, and the texts since. */
+  #rewind(index: number): void {
+    const mark = Math.floor(index / MARK_EVERY);
+    this.#marks.length = mark + 1;
+    const tip = this.#marks[mark]!.copy();
+    for (let at = mark * MARK_EVERY; at < index; at += 1) tip.update(this.#texts[at]!);
+    this.#tip = tip;
+    this.#messages.length = index;
+    this.#texts.length = index;
+    this.#writers.length = index;
+  }
+
+  #append(message: ModelMessage): void {
+    const { text, state } = this.#wire!.append(this.#writers.at(-1) ?? EMPTY_WRITER, message);
+    this.#tip!.update(text);
+    this.#messages.push(message);
+    this.#texts.push(text);
+    this.#writers.push(state);
+    // The kept states are copies: the tip goes on, they stay where they were taken.
+    if (this.#messages.length % MARK_EVERY === 0) this.#marks.push(this.#tip!.copy());
+  }
+}
+
+/**
+ * The canonical body's text before and after the conversation, or nothing when the
+ * request's options or the provider's overlay reach into the conversation itself.
+ * `request` holds only the messages the body carries outside the conversation.
+ */
+function frameOf(wire: ConversationWire, provider: ProviderConfig, request: ModelRequest): Frame | undefined {
+  if (reaches(request.providerOptions, wire.key) || reaches(provider.bodyOverlay, wire.key)) return undefined;
+  const body = adapterFor(provider.kind).body(provider, request);
+  body[wire.key] = PLACEHOLDER;
+  const merged = mergeBody(mergeBody(body, request.providerOptions), provider.bodyOverlay);
+  merged.stream = true;
+  const text = canonicalJson(merged);
+  const at = text.indexOf(PLACED);
+  if (at < 0 || text.indexOf(PLACED, at + 1) >= 0) return undefined;
+  return { head: text.slice(0, at), tail: text.slice(at + PLACED.length) };
+}
+
+function sameItems<T>(kept: readonly T[], next: readonly T[]): boolean {
+  return kept.length === next.length && kept.every((item, index) => item === next[index]);
+}
+
+/** Tools are made anew for each run from the same catalog: equal when their parts are the same objects. */
+function sameTools(kept: ModelRequest['tools'], next: ModelRequest['tools']): boolean {
+  if (kept === next) return true;
+  return (
+    kept.length === next.length &&
+    kept.every((tool, index) => {
+      const other = next[index]!;
+      return (
+        tool.name === other.name &&
+        tool.description === other.description &&
+        tool.inputSchema === other.inputSchema
+      );
+    })
+  );
+}
+
+function reaches(options: Readonly<Record<string, unknown>> | undefined, key: string): boolean {
+  return options !== undefined && Object.hasOwn(options, key);
+}
