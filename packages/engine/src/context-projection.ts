@@ -92,25 +92,40 @@ export async function projectMessages(
     if (list.length === 0) byInvocation.set(id, list);
     list.push(stored);
   }
-  const messages: ModelMessage[] = [];
   // Operation ids are unique in a session; a call parked on approval is carried out by
   // the continuation that follows, in its own invocation — so outcomes are looked up by
   // operation across the session, not only in the invocation that made the call.
   const outcomes = outcomesOf(events);
+  const messages: ModelMessage[] = [];
   for (const segment of segments) {
     const own = byInvocation.get(segment.invocationId) ?? [];
-    for (const { sequence, event } of own) {
-      if (sequence > segment.upTo) break;
-      const fact = event.fact;
-      if (fact.kind === 'invocation_opened' && fact.input.kind === 'message') {
-        messages.push({ role: 'user', content: fact.input.content });
-      }
-      if (fact.kind === 'model_completed' && fact.output.parts.length > 0) {
-        messages.push({ role: 'assistant', parts: fact.output.parts });
-        for (const { operationId, call } of stepToolCalls(fact.stepId, fact.output.parts)) {
-          const result = await toolOutcome(outcomes.get(operationId), readResult);
-          messages.push({ role: 'tool', callId: call.id, name: call.name, result });
-        }
+    messages.push(...(await segmentMessages(own, segment.upTo, (id) => outcomes.get(id), readResult)));
+  }
+  return messages;
+}
+
+/**
+ * The messages one invocation's events give, up to `upTo`: its user message, each step
+ * the model answered, and after a step one tool message per call it made.
+ */
+export async function segmentMessages(
+  events: readonly SessionEvent[],
+  upTo: number,
+  outcomeOf: (operationId: string) => Recorded | undefined,
+  readResult: ResultReader,
+): Promise<ModelMessage[]> {
+  const messages: ModelMessage[] = [];
+  for (const { sequence, event } of events) {
+    if (sequence > upTo) break;
+    const fact = event.fact;
+    if (fact.kind === 'invocation_opened' && fact.input.kind === 'message') {
+      messages.push({ role: 'user', content: fact.input.content });
+    }
+    if (fact.kind === 'model_completed' && fact.output.parts.length > 0) {
+      messages.push({ role: 'assistant', parts: fact.output.parts });
+      for (const { operationId, call } of stepToolCalls(fact.stepId, fact.output.parts)) {
+        const result = await toolOutcome(outcomeOf(operationId), readResult);
+        messages.push({ role: 'tool', callId: call.id, name: call.name, result });
       }
     }
   }
@@ -118,26 +133,52 @@ export async function projectMessages(
 }
 
 type Closing = FactOf<'tool_settled'> | FactOf<'tool_rejected'> | FactOf<'tool_reconciled'>;
-type Recorded = { dispatched: boolean; closing?: { fact: Closing; eventId: string } };
+
+/** What the log says of one operation so far: whether it was dispatched, and what closed it. */
+export type Recorded = {
+  readonly dispatched: boolean;
+  readonly closing?: { readonly fact: Closing; readonly eventId: string };
+};
 
 function outcomesOf(events: readonly SessionEvent[]): Map<string, Recorded> {
   const outcomes = new Map<string, Recorded>();
-  const entry = (operationId: string) => {
-    const found = outcomes.get(operationId) ?? { dispatched: false };
-    outcomes.set(operationId, found);
-    return found;
-  };
   for (const { event } of events) {
-    const fact: Fact = event.fact;
-    if (fact.kind === 'tool_dispatched') entry(fact.operationId).dispatched = true;
-    if (fact.kind === 'tool_settled' || fact.kind === 'tool_rejected') {
-      entry(fact.operationId).closing = { fact, eventId: event.id };
-    }
-    if (fact.kind === 'tool_reconciled' && fact.decision.kind !== 'unknown') {
-      entry(fact.operationId).closing = { fact, eventId: event.id };
-    }
+    const change = outcomeChange(event, (id) => outcomes.get(id));
+    if (change !== undefined) outcomes.set(change.operationId, change.recorded);
   }
   return outcomes;
+}
+
+/**
+ * What `event` changes in the record of its operation, if it is a dispatch or a closing
+ * (a reconciliation that leaves the outcome unknown closes nothing). The record is new,
+ * never the old one changed.
+ */
+export function outcomeChange(
+  event: RuntimeEvent,
+  recordOf: (operationId: string) => Recorded | undefined,
+): { readonly operationId: string; readonly recorded: Recorded } | undefined {
+  const fact: Fact = event.fact;
+  const closed = (closing: Closing) => {
+    const before = recordOf(closing.operationId) ?? { dispatched: false };
+    return {
+      operationId: closing.operationId,
+      recorded: { ...before, closing: { fact: closing, eventId: event.id } },
+    };
+  };
+  switch (fact.kind) {
+    case 'tool_dispatched': {
+      const before = recordOf(fact.operationId);
+      return { operationId: fact.operationId, recorded: { ...before, dispatched: true } };
+    }
+    case 'tool_settled':
+    case 'tool_rejected':
+      return closed(fact);
+    case 'tool_reconciled':
+      return fact.decision.kind === 'unknown' ? undefined : closed(fact);
+    default:
+      return undefined;
+  }
 }
 
 async function toolOutcome(
