@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { canonicalJson, type Fact } from '@factum/agent-facts';
 import type { DivergenceKind } from './replay-report.js';
 
@@ -25,15 +26,32 @@ export function isProduced(fact: Fact): boolean {
  * and the invocation are not part of a fact.
  */
 export function comparable(fact: Fact): string {
+  return canonicalJson(withoutPlace(fact));
+}
+
+/**
+ * Whether two facts compare the same: equal as values is enough (what is equal as a
+ * value has one canonical text), and only facts that differ as values — a number's
+ * spelling, a field present as `undefined` — are compared by their canonical text.
+ */
+export function sameFact(recorded: Fact, replayed: Fact): boolean {
+  return (
+    isDeepStrictEqual(withoutPlace(recorded), withoutPlace(replayed)) ||
+    comparable(recorded) === comparable(replayed)
+  );
+}
+
+/** A fact without what `comparable` leaves out. */
+function withoutPlace(fact: Fact): object {
   if (fact.kind === 'model_requested') {
     const { source: _source, ...rest } = fact;
-    return canonicalJson(rest);
+    return rest;
   }
   if (fact.kind === 'approval_requested') {
     const { expiresAt: _expiresAt, ...rest } = fact;
-    return canonicalJson(rest);
+    return rest;
   }
-  return canonicalJson(fact);
+  return fact;
 }
 
 /** The kind of divergence a fact of this kind stands for. */

@@ -1,6 +1,6 @@
 import type { Fact, InvocationOutcome } from '@factum/agent-facts';
 import type { SessionEvent } from '../context-projection.js';
-import { comparable, divergenceKind, isProduced } from './compare-facts.js';
+import { divergenceKind, isProduced, sameFact } from './compare-facts.js';
 import type { ReplayDivergence } from './replay-report.js';
 
 /**
@@ -50,7 +50,7 @@ export class ReplayComparison {
       }
       const replayed = facts[index]!;
       const recorded = this.#recorded[index];
-      if (recorded !== undefined && comparable(recorded.event.fact) === comparable(replayed)) continue;
+      if (recorded !== undefined && sameFact(recorded.event.fact, replayed)) continue;
       this.#divergence = divergenceAt(index, recorded, replayed);
       this.#seen += 1;
       return false;

@@ -8,15 +8,17 @@ import {
 } from '@factum/agent-facts';
 import {
   ModelError,
+  type ModelMessage,
   type ModelRequest,
   type ProviderConfig,
-  requestDigest,
+  type RequestDigester,
   routeIdentity,
 } from '@factum/model';
 import { type CapturedTools, RunTools } from '@factum/tools';
 import { classify } from '../agent-loop.js';
-import { projectMessages, type SessionEvent, toolCallsOf } from '../context-projection.js';
+import { type ResultReader, type SessionEvent, toolCallsOf } from '../context-projection.js';
 import { outcomeOfFinalStep } from '../final-step.js';
+import type { MessageProjection } from '../message-projection.js';
 import { parkedRunOf } from '../parked-run.js';
 import { isDerivedEnd } from './compare-replay.js';
 import { RecordedCalls, recordedCalls } from './recorded-calls.js';
@@ -25,9 +27,18 @@ import { ScratchSink } from './scratch-sink.js';
 
 /** One recorded invocation and the session history before its opening. */
 export type RecordedInvocation = {
-  readonly prefix: readonly SessionEvent[];
+  /** The history before the opening, a fork's inherited prefix first (made when asked). */
+  readonly prefix: () => readonly SessionEvent[];
   /** The invocation's own events, its opening first. */
   readonly events: readonly SessionEvent[];
+  /** The session's prompts up to the opening, which this invocation's are layered on. */
+  readonly projection: MessageProjection;
+  /** Reads a recorded result of the history, by the id of the event that settled it. */
+  readonly readRecorded: ResultReader;
+  /** Digests the session's requests, each in the time of what it adds. */
+  readonly digester: RequestDigester;
+  /** The one system message of each instructions text, so every prompt begins alike. */
+  readonly system: (instructions: string) => ModelMessage;
 };
 
 /** What replaying one invocation produced. */
@@ -93,19 +104,17 @@ export async function replayInvocation(
   const answers = setup.mode === 'verify' ? recordedAnswers(recorded.events) : undefined;
   const requests = recordedRequests(recorded.events);
   const steps: { stepId: string; step: ModelStep; ms?: number }[] = [];
-  // A fork's inherited results are stored under the session that settled them.
-  let holders: Map<string, string> | undefined;
-  const holder = (eventId: string) => {
-    holders ??= new Map(
-      recorded.prefix
-        .filter(({ event }) => event.invocation.sessionId !== invocation.sessionId)
-        .map(({ event }) => [event.id, event.invocation.sessionId]),
-    );
-    return holders.get(eventId) ?? invocation.sessionId;
-  };
   const readResult = async (eventId: string) => {
     const own = scratch.result(eventId);
-    return own === undefined ? setup.readSource(holder(eventId), eventId) : own.json();
+    return own === undefined ? recorded.readRecorded(eventId) : own.json();
+  };
+  // The prompts: the recorded history's, with what this replay writes layered on top.
+  const view = recorded.projection.layer(readResult);
+  let projected = 0;
+  const system = setup.agent.instructions ? [recorded.system(setup.agent.instructions)] : [];
+  const history = () => {
+    for (; projected < scratch.events.length; projected += 1) view.ingest(scratch.events[projected]!);
+    return view.messages(invocation.invocationId, system);
   };
 
   let lastStep = '';
@@ -113,7 +122,7 @@ export async function replayInvocation(
     if (openingFact.input.kind === 'continuation') {
       const stop = await continueParked(
         captured,
-        recorded.prefix,
+        recorded.prefix(),
         openingFact.input.source.invocation.invocationId,
         setup.signal,
       );
@@ -127,17 +136,11 @@ export async function replayInvocation(
         return { kind: 'failed', error: { code: 'step_limit', message } };
       }
       const stepId = `${invocation.invocationId}/${n}`;
-      const history = await projectMessages(
-        [...recorded.prefix, ...scratch.events],
-        invocation.invocationId,
-        readResult,
-      );
+      const messages = await history();
       const { agent } = setup;
       const provider = providerOf(setup, requests.get(stepId));
       const request: ModelRequest = {
-        messages: agent.instructions
-          ? [{ role: 'system', content: agent.instructions }, ...history]
-          : history,
+        messages,
         tools: captured.specs,
         ...(agent.providerOptions ? { providerOptions: agent.providerOptions } : {}),
         ...(agent.mainOutputLimit === undefined ? {} : { maxOutputTokens: agent.mainOutputLimit }),
@@ -154,7 +157,7 @@ export async function replayInvocation(
           highWater: scratch.events.at(-1)!.sequence,
           digest: '',
         },
-        inputDigest: requestDigest(provider, request),
+        inputDigest: recorded.digester.digest(provider, request),
         routeIdentity: routeIdentity(provider),
       });
       let step: ModelStep;
@@ -260,6 +263,9 @@ function recordedRequests(events: readonly SessionEvent[]): Map<string, FactOf<'
   return requests;
 }
 
+/** The routes of each agent's provider, one object per route so a digester keeps its frame. */
+const routes = new WeakMap<ProviderConfig, Map<string, ProviderConfig>>();
+
 /** The provider a step is digested for: the agent's, or on the recorded route when asked. */
 function providerOf(setup: InvocationSetup, recorded: FactOf<'model_requested'> | undefined): ProviderConfig {
   const provider = setup.agent.provider;
@@ -267,12 +273,20 @@ function providerOf(setup: InvocationSetup, recorded: FactOf<'model_requested'> 
   const [kind, baseUrl, ...model] = recorded.routeIdentity.split(' ');
   const kinds: readonly string[] = ['openai_chat_completions', 'openai_responses', 'anthropic_messages'];
   if (kind === undefined || baseUrl === undefined || !kinds.includes(kind)) return provider;
-  return {
-    ...provider,
-    kind: kind as ProviderConfig['kind'],
-    baseUrl,
-    model: model.join(' ') || recorded.modelId,
-  };
+  const known = routes.get(provider) ?? new Map<string, ProviderConfig>();
+  routes.set(provider, known);
+  const key = `${recorded.routeIdentity}\u0000${recorded.modelId}`;
+  let route = known.get(key);
+  if (route === undefined) {
+    route = {
+      ...provider,
+      kind: kind as ProviderConfig['kind'],
+      baseUrl,
+      model: model.join(' ') || recorded.modelId,
+    };
+    known.set(key, route);
+  }
+  return route;
 }
 
 function recordedAnswers(events: readonly SessionEvent[]): Map<string, ModelStep> {

@@ -1,8 +1,9 @@
 import { appendFile, writeFile } from 'node:fs/promises';
 import type { CodeExecutor } from '@factum/code-runtime';
 import type { EventLog, StoredEvent } from '@factum/event-log';
-import type { ModelExecutor } from '@factum/model';
+import { type ModelExecutor, type ModelMessage, RequestDigester } from '@factum/model';
 import type { ToolCatalog } from '@factum/tools';
+import { MessageProjection } from '../message-projection.js';
 import { RunError } from '../run-error.js';
 import { ReplayComparison } from './compare-replay.js';
 import { compareModelRun } from './model-comparison.js';
@@ -54,19 +55,45 @@ export async function replayLog(
   const invocations: InvocationReplay[] = [];
   const scratch = options.scratchFile;
   if (scratch !== undefined) await writeFile(scratch, '');
+  const systems = new Map<string, ModelMessage>();
+  const system = (instructions: string) => {
+    let message = systems.get(instructions);
+    if (message === undefined) {
+      message = { role: 'system', content: instructions };
+      systems.set(instructions, message);
+    }
+    return message;
+  };
   for (const session of await sessionsOf(source, options, bounds)) {
-    for (const recorded of invocationsOf(session, options)) {
+    const { sessionId, events: history } = session;
+    // A fork's inherited results are stored under the session that settled them.
+    const holders = new Map(
+      history
+        .filter(({ event }) => event.invocation.sessionId !== sessionId)
+        .map(({ event }) => [event.id, event.invocation.sessionId]),
+    );
+    const readRecorded = (eventId: string) => setup.readSource(holders.get(eventId) ?? sessionId, eventId);
+    const projection = new MessageProjection(readRecorded);
+    const digester = new RequestDigester();
+    let ingested = 0;
+    for (const { openedAt, events } of invocationsOf(session, options)) {
       if (signal.aborted) throw new RunError('cancelled', 'the caller aborted during the replay');
+      for (; ingested < openedAt; ingested += 1) projection.ingest(history[ingested]!);
+      const recorded: RecordedInvocation = {
+        prefix: () => history.slice(0, openedAt),
+        events,
+        projection,
+        readRecorded,
+        digester,
+        system,
+      };
       const opening = recorded.events[0]!.event;
       const configuration =
         opening.fact.kind === 'invocation_opened' ? opening.fact.configuration : undefined;
-      const { report, events } = await replayOne(
-        setupOf({ invocation: opening.invocation, configuration }),
-        recorded,
-      );
-      invocations.push(report);
+      const replayed = await replayOne(setupOf({ invocation: opening.invocation, configuration }), recorded);
+      invocations.push(replayed.report);
       if (scratch !== undefined)
-        await appendFile(scratch, events.map((stored) => `${JSON.stringify(stored)}\n`).join(''));
+        await appendFile(scratch, replayed.events.map((stored) => `${JSON.stringify(stored)}\n`).join(''));
     }
   }
   const same = invocations.filter((invocation) => invocation.status === 'same').length;
@@ -163,7 +190,10 @@ async function sessionsOf(
  * The invocations the target covers, each with the history before it: those opened in
  * the session itself — a fork's inherited invocations are its source's, replayed there.
  */
-function invocationsOf(session: SessionHistory, options: ReplayOptions): RecordedInvocation[] {
+function invocationsOf(
+  session: SessionHistory,
+  options: ReplayOptions,
+): { readonly openedAt: number; readonly events: readonly StoredEvent[] }[] {
   const target = options.target;
   const { sessionId, events } = session;
   const byInvocation = new Map<string, StoredEvent[]>();
@@ -187,5 +217,5 @@ function invocationsOf(session: SessionHistory, options: ReplayOptions): Recorde
       `invocation ${target.invocationId} was not opened in session ${sessionId}`,
     );
   }
-  return chosen.map((id) => ({ prefix: events.slice(0, openedAt.get(id)!), events: byInvocation.get(id)! }));
+  return chosen.map((id) => ({ openedAt: openedAt.get(id)!, events: byInvocation.get(id)! }));
 }
