@@ -1,7 +1,6 @@
 import type { ModelObservation, ModelStep, ModelUsage } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
-import { type ModelExecutor, type ModelRequest, requestDigest, routeIdentity } from '@factum/model';
-import { projectMessages } from './context-projection.js';
+import { type ModelExecutor, type ModelRequest, routeIdentity } from '@factum/model';
 import type { InvocationWriter } from './invocation-writer.js';
 import type { RunInput } from './run-input.js';
 import type { SessionProjection } from './session-projection.js';
@@ -39,13 +38,19 @@ export async function modelTurn(options: {
   // deferred here), and on the run's own opening while that rides along: it commits in
   // the same transaction as this step, so a reopen that shows the step shows it too.
   await writer.flush();
-  const view = await options.projection.view(log, options.bounds);
+  const { projection } = options;
+  const view = await projection.view(log, options.bounds);
   const opening = writer.pendingOpening();
-  const events =
-    opening === undefined ? view.events : [...view.events, { sequence: view.highWater + 1, event: opening }];
-  const history = await projectMessages(events, input.invocation.invocationId, view.readResult);
+  const pending = opening === undefined ? undefined : { sequence: view.highWater + 1, event: opening };
+  const messages = await projection.prompt(
+    log,
+    view,
+    input.invocation.invocationId,
+    input.instructions,
+    pending,
+  );
   const request: ModelRequest = {
-    messages: input.instructions ? [{ role: 'system', content: input.instructions }, ...history] : history,
+    messages,
     tools: options.tools,
     ...(input.providerOptions ? { providerOptions: input.providerOptions } : {}),
     ...(input.mainOutputLimit === undefined ? {} : { maxOutputTokens: input.mainOutputLimit }),
@@ -56,7 +61,7 @@ export async function modelTurn(options: {
     modelId: input.provider.model,
     purpose: 'main',
     source: { scope: view.scope, highWater: view.highWater, digest: view.digest },
-    inputDigest: requestDigest(input.provider, request),
+    inputDigest: projection.digest(input.provider, request),
     routeIdentity: routeIdentity(input.provider),
   });
   const stream = options.models.stream(request, { provider: input.provider, signal: options.signal });

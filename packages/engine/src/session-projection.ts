@@ -7,7 +7,9 @@ import {
 } from '@factum/agent-facts';
 import { chainLink, contentDigest } from '@factum/agent-facts/digest';
 import { EMPTY_DIGEST, type EventLog, stagedForm } from '@factum/event-log';
+import { type ModelMessage, type ModelRequest, type ProviderConfig, RequestDigester } from '@factum/model';
 import type { ResultReader, SessionEvent } from './context-projection.js';
+import { MessageProjection } from './message-projection.js';
 import type { ContextBounds } from './model-turn.js';
 
 /** A session's whole history as the log holds it, with the chain head that vouches for it. */
@@ -18,6 +20,18 @@ export type SessionView = {
   readonly digest: string;
   /** Reads a stored tool result (from memory when this process committed it). */
   readonly readResult: ResultReader;
+};
+
+/**
+ * The prompts of a history kept in memory, made incrementally while it only grows: the
+ * events fed so far (the last one, to know the history is still the one fed), and the
+ * events of other sessions it holds (a fork's inherited prefix) with their session.
+ */
+type Prompts = {
+  readonly projection: MessageProjection;
+  fed: number;
+  last: SessionEvent | undefined;
+  readonly foreign: Map<string, string>;
 };
 
 /** Results kept in memory up to this size; larger ones are read from the log when needed. */
@@ -40,6 +54,10 @@ export class SessionProjection {
   #head: string | undefined;
   #bytes = 0;
   readonly #results = new Map<string, ToolResult>();
+  #prompts: Prompts | undefined;
+  /** Digests the session's requests in the time of what each adds to the last. */
+  readonly #digester = new RequestDigester();
+  #system: ModelMessage | undefined;
 
   constructor(sessionId: string) {
     this.#sessionId = sessionId;
@@ -88,6 +106,58 @@ export class SessionProjection {
   invalidate(): void {
     this.#events = undefined;
     this.#results.clear();
+    this.#prompts = undefined;
+  }
+
+  /**
+   * The conversation of `invocationId`'s next request over `view` (as `view` just gave
+   * it), after the system text, with `pending` — a run's opening that rides along with
+   * the step — as if it were logged. Equal to `projectMessages` over the same events.
+   */
+  async prompt(
+    log: EventLog,
+    view: SessionView,
+    invocationId: string,
+    instructions: string | undefined,
+    pending?: SessionEvent,
+  ): Promise<ModelMessage[]> {
+    const events = view.events;
+    let prompts = this.#prompts;
+    if (prompts === undefined || events.length < prompts.fed || events[prompts.fed - 1] !== prompts.last) {
+      const foreign = new Map<string, string>();
+      const read = async (eventId: string) =>
+        (
+          this.#results.get(eventId) ??
+          (await log.resolveToolResult(foreign.get(eventId) ?? this.#sessionId, eventId))
+        ).json();
+      prompts = { projection: new MessageProjection(read), fed: 0, last: undefined, foreign };
+      this.#prompts = prompts;
+    }
+    for (; prompts.fed < events.length; prompts.fed += 1) {
+      const stored = events[prompts.fed]!;
+      const { sessionId } = stored.event.invocation;
+      if (sessionId !== this.#sessionId) prompts.foreign.set(stored.event.id, sessionId);
+      prompts.projection.ingest(stored);
+      prompts.last = stored;
+    }
+    const lead = instructions ? [this.#systemMessage(instructions)] : [];
+    if (pending === undefined) return prompts.projection.messages(invocationId, lead);
+    const layer = prompts.projection.layer(view.readResult);
+    layer.ingest(pending);
+    return layer.messages(invocationId, lead);
+  }
+
+  /** `requestDigest` of a request of this session, in the time of what it adds to the last. */
+  digest(provider: ProviderConfig, request: ModelRequest): string {
+    return this.#digester.digest(provider, request);
+  }
+
+  /** One system message per text, so every prompt of the session begins with the same object. */
+  #systemMessage(instructions: string): ModelMessage {
+    if (this.#system?.role !== 'system' || this.#system.content !== instructions) {
+      this.#system = { role: 'system', content: instructions };
+    }
+    return this.#system;
   }
 
   /**

@@ -2,7 +2,7 @@ import { canonicalJson, type FactOf, type RuntimeEvent } from '@factum/agent-fac
 import { chainLink, contentDigest } from '@factum/agent-facts/digest';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EMPTY_DIGEST, EventLog } from '@factum/event-log';
-import { ModelExecutor, type ModelRequest, wireBody } from '@factum/model';
+import { ModelExecutor, type ModelRequest, requestDigest, wireBody } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import fc from 'fast-check';
@@ -120,6 +120,8 @@ describe('a prompt projected in memory equals the prompt projected from the reop
           );
           const request: ModelRequest = { messages, tools: tools.specs() };
           expect(provider.recorded[index]!.text).toBe(JSON.stringify(wireBody(config, request)));
+          // The digest recorded, made step by step from the last one, is the whole request's.
+          expect(fact.inputDigest).toBe(requestDigest(config, request));
         }
         await reopened.close();
       }),
