@@ -118,7 +118,7 @@ export class MessageProjection {
     }
     const walk = this.#isIrregular()
       ? undefined
-      : this.#walk({ invocationId, upTo: Number.POSITIVE_INFINITY });
+      : this.#walk({ invocationId, upTo: Number.POSITIVE_INFINITY }, 'prompt');
     const start = walk?.from === undefined ? NONE : this.#root().#flat(walk.from);
     if (walk === undefined || start === undefined) {
       return lead.concat(await projectMessages(this.#history(), invocationId, this.#read));
@@ -129,16 +129,20 @@ export class MessageProjection {
 
   /**
    * The segments of a lineage from `first` back to where a kept lineage of the base can
-   * stand for the rest (`from`), newest last; nothing when the lineage loops.
+   * stand for the rest (`from`), newest last; nothing when the lineage loops. A prompt of
+   * the base stands on its parent's lineage, kept from then on for the next steps.
    */
-  #walk(first: Segment): { segments: Segment[]; from: Segment | undefined } | undefined {
+  #walk(
+    first: Segment,
+    purpose: 'prompt' | 'lineage',
+  ): { segments: Segment[]; from: Segment | undefined } | undefined {
     const segments: Segment[] = [];
     const seen = new Set<string>();
     const ownIds = this.#base === undefined ? [] : [...this.#events.keys()];
     let current: Segment | undefined = first;
     while (current !== undefined) {
       if (seen.has(current.invocationId)) return undefined;
-      if (segments.length > 0 && this.#servedBelow(current, seen, ownIds)) {
+      if (segments.length > 0 && this.#servedBelow(current, seen, ownIds, purpose)) {
         return { segments: segments.reverse(), from: current };
       }
       seen.add(current.invocationId);
@@ -150,11 +154,16 @@ export class MessageProjection {
 
   /**
    * Whether the lineage from `segment` back is one the base keeps: for the base, one it
-   * kept; for a layer, one that holds nothing of the layer — every invocation it has
+   * kept (or will keep, for a prompt); for a layer, one that holds nothing of the layer — every invocation it has
    * events of was walked already, and it changed none of the base's.
    */
-  #servedBelow(segment: Segment, seen: ReadonlySet<string>, ownIds: readonly string[]): boolean {
-    if (this.#base === undefined) return this.#flats.has(keyOf(segment));
+  #servedBelow(
+    segment: Segment,
+    seen: ReadonlySet<string>,
+    ownIds: readonly string[],
+    purpose: 'prompt' | 'lineage',
+  ): boolean {
+    if (this.#base === undefined) return purpose === 'prompt' || this.#flats.has(keyOf(segment));
     return (
       !this.#isLocal(segment.invocationId) && this.#dirty.size === 0 && ownIds.every((id) => seen.has(id))
     );
@@ -165,7 +174,7 @@ export class MessageProjection {
     const key = keyOf(segment);
     const kept = this.#flats.get(key);
     if (kept !== undefined) return kept;
-    const walk = this.#walk(segment);
+    const walk = this.#walk(segment, 'lineage');
     if (walk === undefined) return undefined;
     const from = walk.from === undefined ? undefined : this.#flats.get(keyOf(walk.from));
     const made = (async () => {
@@ -226,10 +235,12 @@ export class MessageProjection {
     this.#flatUsers.delete(invocationId);
   }
 
+  /** Drops a kept lineage and every one built on it — also when it was itself let go already. */
   #dropFlat(key: string): void {
-    if (!this.#flats.delete(key)) return;
-    for (const child of this.#flatChildren.get(key) ?? []) this.#dropFlat(child);
+    this.#flats.delete(key);
+    const children = this.#flatChildren.get(key);
     this.#flatChildren.delete(key);
+    for (const child of children ?? []) this.#dropFlat(child);
   }
 
   #isLocal(invocationId: string): boolean {

@@ -176,6 +176,51 @@ describe('the incremental projection of a session gives the whole projection’s
     );
   });
 
+  it('drops every lineage built on an invocation whose call an operator decided, past the lineages it keeps', async () => {
+    // Forty turns, each a call left uncertain — more kept lineages than are kept — then
+    // the first turn's call reconciled: every later prompt carries its new outcome.
+    const events: SessionEvent[] = [];
+    let at: Invocation | undefined;
+    const append = (fact: Fact) =>
+      events.push({ sequence: events.length + 1, event: RuntimeEvent.create(at!, fact) });
+    for (let turn = 0; turn < 40; turn += 1) {
+      const invocationId = `i${turn}`;
+      const stepId = `${invocationId}/1`;
+      at = { sessionId: 's', turnId: invocationId, runId: invocationId, invocationId };
+      append({ kind: 'invocation_opened', input: { kind: 'message', content: 'next', sourceMessages: [] } });
+      const call = { id: 'c0', name: 'echo', input: {} };
+      append({
+        kind: 'model_completed',
+        stepId,
+        output: {
+          parts: [{ kind: 'tool_call', call }],
+          finishReason: 'tool_calls',
+          usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+        },
+      });
+      const origin = { kind: 'provider' as const, stepId };
+      append({ kind: 'tool_dispatched', operationId: `${stepId}:c0`, call: { ...call, origin } });
+      append({ kind: 'invocation_ended', outcome: { kind: 'completed' } });
+    }
+    append({
+      kind: 'tool_reconciled',
+      operationId: 'i0/1:c0',
+      policy: 'reconcile',
+      decision: { kind: 'not_run' },
+    });
+    const read = async () => undefined;
+    const projection = new MessageProjection(read);
+    for (const [index, stored] of events.entries()) {
+      projection.ingest(stored);
+      const id = stored.event.invocation.invocationId;
+      expect(await projection.messages(id)).toEqual(
+        await projectMessages(events.slice(0, index + 1), id, read),
+      );
+    }
+    const prompt = await projection.messages('i39');
+    expect(JSON.stringify(prompt[2])).toContain('did not run');
+  });
+
   it('keeps the messages of a step in the next step’s prompt as the same objects', async () => {
     const { events, read } = historyOf([
       { kind: 'open', content: 'first' },
