@@ -25,8 +25,11 @@ function sameMessage(old: ModelMessage, next: ModelMessage): boolean {
 
 const NONE: Promise<ModelMessage[]> = Promise.resolve([]);
 
-/** Kept lineages at most: the newest serve the next invocations, older ones only a cold start. */
-const KEPT_LINEAGES = 32;
+/**
+ * Kept lineages at most, each a list as long as its history: the newest serve the next
+ * steps and invocations; an older one would serve only a continuation of an old run.
+ */
+const KEPT_LINEAGES = 8;
 
 /**
  * `projectMessages` for a session whose events arrive one by one, in time proportional to
