@@ -99,7 +99,9 @@ export async function projectMessages(
   const messages: ModelMessage[] = [];
   for (const segment of segments) {
     const own = byInvocation.get(segment.invocationId) ?? [];
-    messages.push(...(await segmentMessages(own, segment.upTo, (id) => outcomes.get(id), readResult)));
+    for (const message of await segmentMessages(own, segment.upTo, (id) => outcomes.get(id), readResult)) {
+      messages.push(message);
+    }
   }
   return messages;
 }

@@ -23,6 +23,13 @@ function sameMessage(old: ModelMessage, next: ModelMessage): boolean {
   return isDeepStrictEqual(old, next);
 }
 
+/** The lists one after another, in one new array (however many lists: no spread into a call). */
+function joined(lists: readonly (readonly ModelMessage[])[]): ModelMessage[] {
+  const all: ModelMessage[] = [];
+  for (const list of lists) for (const message of list) all.push(message);
+  return all;
+}
+
 const NONE: Promise<ModelMessage[]> = Promise.resolve([]);
 
 /**
@@ -127,7 +134,7 @@ export class MessageProjection {
       return lead.concat(await projectMessages(this.#history(), invocationId, this.#read));
     }
     const parts = await Promise.all(walk.segments.map((segment) => this.#segment(segment)));
-    return lead.concat(await start, ...parts);
+    return joined([lead, await start, ...parts]);
   }
 
   /**
@@ -182,7 +189,7 @@ export class MessageProjection {
     const from = walk.from === undefined ? undefined : this.#flats.get(keyOf(walk.from));
     const made = (async () => {
       const parts = await Promise.all(walk.segments.map((part) => this.#segment(part)));
-      return (from === undefined ? [] : await from).concat(...parts);
+      return joined(from === undefined ? parts : [await from, ...parts]);
     })();
     this.#flats.set(key, made);
     if (this.#flats.size > KEPT_LINEAGES) this.#flats.delete(this.#flats.keys().next().value!);
