@@ -23,10 +23,14 @@ function sameMessage(old: ModelMessage, next: ModelMessage): boolean {
   return isDeepStrictEqual(old, next);
 }
 
-/** The lists one after another, in one new array (however many lists: no spread into a call). */
+/**
+ * The lists one after another in one new array: by `concat`, the fastest copy, given the
+ * lists a thousand at a time so that a cold start's many segments stay under the limit on
+ * a call's arguments.
+ */
 function joined(lists: readonly (readonly ModelMessage[])[]): ModelMessage[] {
-  const all: ModelMessage[] = [];
-  for (const list of lists) for (const message of list) all.push(message);
+  let all: ModelMessage[] = [];
+  for (let at = 0; at < lists.length; at += 1024) all = all.concat(...lists.slice(at, at + 1024));
   return all;
 }
 
