@@ -15,6 +15,7 @@ import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js
 import { CliError } from './cli-error.js';
 import { findInvocation, indexInvocations } from './invocation-index.js';
 import { ReplayOutputSchema } from './json-output-schemas.js';
+import { connectMcpSources, type McpOptions, mcpServersFrom, withMcpOptions } from './mcp-options.js';
 import { openLogOf } from './open-runtime.js';
 import { printJson } from './print-json.js';
 import { type ProviderOptions, providerFrom, withProviderOptions } from './provider-options.js';
@@ -25,6 +26,7 @@ import { type ShellFlags, toolSetup, withShellOptions } from './tool-setup.js';
 type ReplayFlags = GlobalOptions &
   ProviderOptions &
   ShellFlags &
+  McpOptions &
   ApprovalFlags & {
     readonly all?: boolean;
     readonly verify?: boolean;
@@ -52,26 +54,31 @@ export const REPLAY_EXIT_CODES = [
  * runs had them) and its instructions.
  */
 export function registerReplay(cli: CAC, context: CliContext): void {
-  withApprovalOptions(
-    withShellOptions(
-      withProviderOptions(
-        cli
-          .command('replay [id]', 'Replay recorded runs: check today’s code against them, or try a new model')
-          .option('--all', 'replay every session of the log')
-          .option(
-            '--verify',
-            'recorded answers and results; report the first fact produced differently (default)',
-          )
-          .option(
-            '--script <file>',
-            'a new model answering from a JSON file of scripted replies (model mode)',
-          )
-          .option(
-            '--allow-shell',
-            'the runs had the shell tool (the same catalog as `factum run --allow-shell`)',
-          )
-          .option('--scratch <file>', 'also write the facts the replay produced to <file>, as JSON lines')
-          .option('--json', 'print the report as one JSON document (ReplayOutputSchema, see the README)'),
+  withMcpOptions(
+    withApprovalOptions(
+      withShellOptions(
+        withProviderOptions(
+          cli
+            .command(
+              'replay [id]',
+              'Replay recorded runs: check today’s code against them, or try a new model',
+            )
+            .option('--all', 'replay every session of the log')
+            .option(
+              '--verify',
+              'recorded answers and results; report the first fact produced differently (default)',
+            )
+            .option(
+              '--script <file>',
+              'a new model answering from a JSON file of scripted replies (model mode)',
+            )
+            .option(
+              '--allow-shell',
+              'the runs had the shell tool (the same catalog as `factum run --allow-shell`)',
+            )
+            .option('--scratch <file>', 'also write the facts the replay produced to <file>, as JSON lines')
+            .option('--json', 'print the report as one JSON document (ReplayOutputSchema, see the README)'),
+        ),
       ),
     ),
   )
@@ -94,10 +101,16 @@ export function registerReplay(cli: CAC, context: CliContext): void {
       const requireApproval = requiredApprovals(flags, dataDir, context);
       await using script = await scriptedRoute(flags, context);
       const provider = script?.provider ?? providerOrPlaceholder(flags, dataDir, context, modelMode);
-      const { workspace, catalog } = await toolSetup(flags, context, {
+      const { workspace, tools, catalog } = await toolSetup(flags, context, {
         dataDir,
         shell: flags.allowShell ? { kind: 'none' } : undefined,
       });
+      // The MCP servers `run` would offer (the user's config, then the flags): connected
+      // for their tools' definitions only — every executor of a replay is the recorded one.
+      await using mcp = await connectMcpSources(
+        await mcpServersFrom(flags, context.env),
+        tools().map((tool) => tool.definition.name),
+      );
       await using log = await openLogOf(dataDir);
       const target = await targetOf(log, id, flags.all === true);
       const [{ Engine }, { ModelExecutor }, { CodeExecutor }] = await Promise.all([
@@ -119,7 +132,7 @@ export function registerReplay(cli: CAC, context: CliContext): void {
         route: 'recorded',
         agent: await agentsOf(log, resolve(context.cwd, dataDir), {
           provider,
-          catalog: catalog(),
+          catalog: catalog(mcp.registrations),
           instructions: instructionsFor(workspace),
           approvals: { requireApproval },
         }),
