@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CodeExecutor } from '@factum/code-runtime';
+import { Engine } from '@factum/engine';
+import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
+import { openLogOf } from '../src/commands/open-runtime.ts';
 import { runCli, temporaryDirectory } from './cli-harness.ts';
 
 const providerArgs = (baseUrl: string, dataDir: string) => [
@@ -74,6 +78,47 @@ describe('factum fork', () => {
     const forkInvocation = /factum show (invocation-[0-9a-f]+)/.exec(forked.stdout)![1]!;
     const shown = await runCli(['show', forkInvocation, '--dir', dir.dataDir], { cwd: dir.workspace });
     expect(shown.stdout).toContain(`forked from session ${session} at the end of ${invocation}`);
+  }, 60_000);
+
+  it('lists a fork whose first turn has not run yet (as the web makes one), in text and JSON', async () => {
+    using dir = temporaryDirectory();
+    await using provider = await startScriptedProvider();
+    provider.script({ text: 'Hello.' });
+    const first = await runCli(['run', 'hello', ...providerArgs(provider.baseUrl, dir.dataDir)], {
+      cwd: dir.workspace,
+      env: { FACTUM_API_KEY: 'sk-fork-test' },
+    });
+    const session = /continue: factum run --session (session-[0-9a-f]+)/.exec(first.stdout)![1]!;
+    // The HTTP route's fork without a message: the session holds its `session_forked` alone.
+    const log = await openLogOf(dir.dataDir);
+    const engine = new Engine({
+      log,
+      models: new ModelExecutor({ timeoutMs: 10_000 }),
+      code: new CodeExecutor(),
+      options: { lease: false, recoverOnStart: false },
+    });
+    const fork = await engine.fork({ session });
+    await engine.close();
+    await log.close();
+
+    const text = await runCli(['log', '--dir', dir.dataDir], { cwd: dir.workspace });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(fork.sessionId);
+    expect(text.stdout).toContain(`forked from session ${session} at the end of`);
+    expect(text.stdout).toContain(`no turn yet: factum run --session ${fork.sessionId}`);
+    const only = await runCli(['log', '--session', fork.sessionId, '--dir', dir.dataDir], {
+      cwd: dir.workspace,
+    });
+    expect(only.stdout).toContain(`no turn yet: factum run --session ${fork.sessionId}`);
+    expect(only.stdout).not.toContain('no invocations in session');
+    const json = JSON.parse(
+      (await runCli(['log', '--json', '--dir', dir.dataDir], { cwd: dir.workspace })).stdout,
+    ) as {
+      total: number;
+      forks: { session: string }[];
+    };
+    expect(json.total).toBe(1);
+    expect(json.forks.map((listed) => listed.session)).toEqual([fork.sessionId]);
   }, 60_000);
 
   it('refuses a fork of an unknown session or boundary with a clear error and writes nothing', async () => {

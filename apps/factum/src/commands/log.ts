@@ -53,8 +53,15 @@ export function registerLog(cli: CAC, context: CliContext): void {
       const shown = all.slice(Math.max(0, end - limit), Math.max(0, end));
       if (shown.length === 0 && all.length > 0)
         throw new CliError('usage', `--page ${page} is past the oldest invocation`);
+      // A fork whose first turn has not run (the web's "Fork from here") has no invocation
+      // yet: the newest page lists it after the invocations.
+      const withTurns = new Set(all.map((summary) => summary.invocation.sessionId));
+      const waiting = page === 1 ? [...forks].filter(([forked]) => !withTurns.has(forked)) : [];
       if (options.json) {
-        const listed = new Set(shown.map((summary) => summary.invocation.sessionId));
+        const listed = new Set([
+          ...shown.map((summary) => summary.invocation.sessionId),
+          ...waiting.map(([forked]) => forked),
+        ]);
         printJson(terminal, LogOutputSchema, {
           invocations: shown.map(logEntryOf),
           forks: [...forks]
@@ -70,7 +77,7 @@ export function registerLog(cli: CAC, context: CliContext): void {
         });
         return 0;
       }
-      if (all.length === 0) {
+      if (all.length === 0 && waiting.length === 0) {
         terminal.line(
           sessionId
             ? `no invocations in session ${shownText(sessionId)}`
@@ -93,7 +100,14 @@ export function registerLog(cli: CAC, context: CliContext): void {
           terminal.line(c.dim(`      ${ownershipText(ownership)}`));
         }
       }
+      for (const [forked, fork] of waiting) {
+        terminal.line();
+        terminal.line(c.bold(shownText(forked)));
+        terminal.line(c.dim(`  ${shownText(forkText(fork))}`));
+        terminal.line(c.dim(`  no turn yet: factum run --session ${shownText(forked)} "…"`));
+      }
       terminal.line();
+      if (all.length === 0) return 0;
       const first = Math.max(0, end - limit) + 1;
       terminal.line(c.dim(`${first}–${end} of ${plural(all.length, 'invocation')}, newest last`));
       if (first > 1) terminal.line(c.dim(`older: factum log --page ${page + 1}`));
