@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,24 @@ const cliEntry = join(appRoot, 'src', 'cli.ts');
 // An absolute loader URL: children (and the MCP servers they start) run in temporary
 // directories where `tsx` is not resolvable.
 export const tsxLoader = pathToFileURL(createRequire(join(appRoot, 'package.json')).resolve('tsx')).href;
+
+/**
+ * The MCP package's keyed test server (the SDK's McpServer), as an `--mcp` command line,
+ * with its ledger directory in `parent`: it appends every request to `<ledger>/requests`
+ * and the first request of each idempotency key, the effect, to `<ledger>/effects`.
+ */
+export function keyedMcpServer(parent: string): { readonly mcp: string; readonly ledger: string } {
+  const ledger = join(parent, 'ledger');
+  mkdirSync(ledger);
+  const server = fileURLToPath(
+    new URL('../../../packages/mcp/test/support/keyed-server.ts', import.meta.url),
+  );
+  return { mcp: `'${process.execPath}' --import '${tsxLoader}' '${server}' '${ledger}'`, ledger };
+}
+
+/** The lines of a ledger file, none when it does not exist yet. */
+export const ledgerLines = (path: string): string[] =>
+  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 /** A temporary directory with a workspace and a data directory inside. */
 export function temporaryDirectory(): {

@@ -1,33 +1,23 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import {
   eventually,
   factsIn,
+  keyedMcpServer,
+  ledgerLines,
   runCli,
   scriptedFlags,
   startCli,
   temporaryDirectory,
-  tsxLoader,
   untilLeaseExpired,
 } from './cli-harness.ts';
-
-// The MCP package's keyed test server (the SDK's McpServer): it appends every request to
-// `requests` and the first request of each idempotency key, the effect, to `effects`.
-const keyedServer = fileURLToPath(
-  new URL('../../../packages/mcp/test/support/keyed-server.ts', import.meta.url),
-);
-const lines = (path: string) =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 describe('factum recover with MCP servers', () => {
   it('an idempotent MCP call a SIGKILL left uncertain stays open without its server, and --apply with it runs it again under the same key: one effect', async () => {
     using dir = temporaryDirectory();
-    const ledger = join(dir.path, 'ledger');
-    mkdirSync(ledger);
-    const mcp = `'${process.execPath}' --import '${tsxLoader}' '${keyedServer}' '${ledger}'`;
+    const { mcp, ledger } = keyedMcpServer(dir.path);
     await using provider = await startScriptedProvider();
     provider.script(
       { toolCalls: [{ id: 'call-1', name: 'slow-charge', arguments: { amount: 7 } }] },
@@ -37,7 +27,7 @@ describe('factum recover with MCP servers', () => {
       cwd: dir.workspace,
     });
     // The server has the request (T1 is durable before it is sent): kill the CLI mid-call.
-    await eventually(() => lines(join(ledger, 'requests')).length > 0, 60_000);
+    await eventually(() => ledgerLines(join(ledger, 'requests')).length > 0, 60_000);
     run.child.kill('SIGKILL');
     expect((await run.exited).signal).toBe('SIGKILL');
     await untilLeaseExpired(dir.dataDir, dir.workspace);
@@ -47,14 +37,14 @@ describe('factum recover with MCP servers', () => {
     expect(blind.code, 'the MCP call is still open').toBe(3);
     expect(blind.stdout).toMatch(/⚠ slow-charge .*: left_uncertain/);
     expect(blind.stdout).toContain('nor one of a configured MCP server');
-    expect(lines(join(ledger, 'requests'))).toHaveLength(1);
+    expect(ledgerLines(join(ledger, 'requests'))).toHaveLength(1);
 
     const listed = await runCli(['recover', '--mcp', mcp, '--dir', dir.dataDir], { cwd: dir.workspace });
     expect(listed.code).toBe(3);
     expect(listed.stdout).toMatch(
       /--apply runs it again \(MCP server [^)]+\), which its server says is safe/,
     );
-    expect(lines(join(ledger, 'requests')), 'listing sends nothing').toHaveLength(1);
+    expect(ledgerLines(join(ledger, 'requests')), 'listing sends nothing').toHaveLength(1);
 
     const applied = await runCli(['recover', '--apply', '--mcp', mcp, '--dir', dir.dataDir], {
       cwd: dir.workspace,
@@ -63,10 +53,10 @@ describe('factum recover with MCP servers', () => {
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(/✔ slow-charge .*: succeeded .*attempt 2/);
     expect(applied.stdout).toContain('nothing is left open');
-    const requests = lines(join(ledger, 'requests')).map((line) => JSON.parse(line));
+    const requests = ledgerLines(join(ledger, 'requests')).map((line) => JSON.parse(line));
     expect(requests.map((request) => request.attempt)).toEqual([1, 2]);
     expect(new Set(requests.map((request) => request.key)).size, 'one idempotency key').toBe(1);
-    expect(lines(join(ledger, 'effects')), 'the effect happened once').toHaveLength(1);
+    expect(ledgerLines(join(ledger, 'effects')), 'the effect happened once').toHaveLength(1);
     // The blind attempt recorded nothing; the re-run is recorded before it is sent.
     const kinds = (await factsIn(dir.dataDir)).map(({ fact }) => fact.kind);
     expect(kinds.filter((kind) => kind.startsWith('tool_'))).toEqual([

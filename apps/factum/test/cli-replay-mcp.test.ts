@@ -1,25 +1,14 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import { ReplayOutputSchema } from '../src/commands/json-output-schemas.ts';
-import { runCli, scriptedFlags, temporaryDirectory, tsxLoader } from './cli-harness.ts';
-
-// The MCP package's keyed test server: it appends every request it gets to `requests`,
-// so a replay that sent one would show there.
-const keyedServer = fileURLToPath(
-  new URL('../../../packages/mcp/test/support/keyed-server.ts', import.meta.url),
-);
-const lines = (path: string) =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
+import { keyedMcpServer, ledgerLines, runCli, scriptedFlags, temporaryDirectory } from './cli-harness.ts';
 
 describe('factum replay with MCP servers', () => {
   it('offers the MCP tools the runs had (as run does), serves their recorded results, and never calls the server', async () => {
     using dir = temporaryDirectory();
-    const ledger = join(dir.path, 'ledger');
-    mkdirSync(ledger);
-    const mcp = `'${process.execPath}' --import '${tsxLoader}' '${keyedServer}' '${ledger}'`;
+    const { mcp, ledger } = keyedMcpServer(dir.path);
     await using provider = await startScriptedProvider();
     provider.script(
       { toolCalls: [{ id: 'call-1', name: 'charge', arguments: { amount: 7 } }] },
@@ -30,7 +19,7 @@ describe('factum replay with MCP servers', () => {
     });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(lines(join(ledger, 'requests'))).toHaveLength(1);
+    expect(ledgerLines(join(ledger, 'requests'))).toHaveLength(1);
     const log = readFileSync(join(dir.dataDir, 'events.sqlite'));
 
     const verified = await runCli(['replay', '--all', '--mcp', mcp, '--json', '--dir', dir.dataDir], {
@@ -72,8 +61,8 @@ describe('factum replay with MCP servers', () => {
     expect(model.stdout).toContain(
       'calls: 1 served as recorded, 1 not run (new effects), 0 recorded but not made',
     );
-    expect(lines(join(ledger, 'requests')), 'no replay reached the server').toHaveLength(1);
-    expect(lines(join(ledger, 'effects'))).toHaveLength(1);
+    expect(ledgerLines(join(ledger, 'requests')), 'no replay reached the server').toHaveLength(1);
+    expect(ledgerLines(join(ledger, 'effects'))).toHaveLength(1);
     expect(provider.requests).toHaveLength(2);
     expect(readFileSync(join(dir.dataDir, 'events.sqlite')).equals(log), 'the log file is untouched').toBe(
       true,
