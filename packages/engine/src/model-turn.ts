@@ -42,13 +42,7 @@ export async function modelTurn(options: {
   const view = await projection.view(log, options.bounds);
   const opening = writer.pendingOpening();
   const pending = opening === undefined ? undefined : { sequence: view.highWater + 1, event: opening };
-  const messages = await projection.prompt(
-    log,
-    view,
-    input.invocation.invocationId,
-    input.instructions,
-    pending,
-  );
+  const messages = await projection.prompt(view, input.invocation.invocationId, input.instructions, pending);
   const request: ModelRequest = {
     messages,
     tools: options.tools,

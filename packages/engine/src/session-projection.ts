@@ -24,14 +24,12 @@ export type SessionView = {
 
 /**
  * The prompts of a history kept in memory, made incrementally while it only grows: the
- * events fed so far (the last one, to know the history is still the one fed), and the
- * events of other sessions it holds (a fork's inherited prefix) with their session.
+ * events fed so far (the last one, to know the history is still the one fed).
  */
 type Prompts = {
   readonly projection: MessageProjection;
   fed: number;
   last: SessionEvent | undefined;
-  readonly foreign: Map<string, string>;
 };
 
 /** Results kept in memory up to this size; larger ones are read from the log when needed. */
@@ -115,7 +113,6 @@ export class SessionProjection {
    * the step — as if it were logged. Equal to `projectMessages` over the same events.
    */
   async prompt(
-    log: EventLog,
     view: SessionView,
     invocationId: string,
     instructions: string | undefined,
@@ -124,19 +121,13 @@ export class SessionProjection {
     const events = view.events;
     let prompts = this.#prompts;
     if (prompts === undefined || events.length < prompts.fed || events[prompts.fed - 1] !== prompts.last) {
-      const foreign = new Map<string, string>();
-      const read = async (eventId: string) =>
-        (
-          this.#results.get(eventId) ??
-          (await log.resolveToolResult(foreign.get(eventId) ?? this.#sessionId, eventId))
-        ).json();
-      prompts = { projection: new MessageProjection(read), fed: 0, last: undefined, foreign };
+      // The view's reader stays good while the history only grows: the results it keeps
+      // are this projection's, and a fork's inherited events all come first.
+      prompts = { projection: new MessageProjection(view.readResult), fed: 0, last: undefined };
       this.#prompts = prompts;
     }
     for (; prompts.fed < events.length; prompts.fed += 1) {
       const stored = events[prompts.fed]!;
-      const { sessionId } = stored.event.invocation;
-      if (sessionId !== this.#sessionId) prompts.foreign.set(stored.event.id, sessionId);
       prompts.projection.ingest(stored);
       prompts.last = stored;
     }

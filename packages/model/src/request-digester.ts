@@ -7,10 +7,9 @@ import {
   EMPTY_WRITER,
   type WriterState,
 } from './conversation-wire.js';
-import { mergeBody } from './merge-body.js';
 import type { ModelMessage, ModelRequest } from './model-request.js';
 import type { ProviderConfig } from './provider-config.js';
-import { adapterFor, requestDigest } from './wire-request.js';
+import { requestDigest, wireBody } from './wire-request.js';
 
 /** Stands for the conversation in a body's canonical text, to cut the text around it. */
 const PLACEHOLDER = `factum-conversation-${randomUUID()}`;
@@ -149,11 +148,10 @@ export class RequestDigester {
  */
 function frameOf(wire: ConversationWire, provider: ProviderConfig, request: ModelRequest): Frame | undefined {
   if (reaches(request.providerOptions, wire.key) || reaches(provider.bodyOverlay, wire.key)) return undefined;
-  const body = adapterFor(provider.kind).body(provider, request);
+  // Neither the options nor the overlay name the conversation's key, so it is the adapter's.
+  const body = wireBody(provider, request);
   body[wire.key] = PLACEHOLDER;
-  const merged = mergeBody(mergeBody(body, request.providerOptions), provider.bodyOverlay);
-  merged.stream = true;
-  const text = canonicalJson(merged);
+  const text = canonicalJson(body);
   const at = text.indexOf(PLACED);
   if (at < 0 || text.indexOf(PLACED, at + 1) >= 0) return undefined;
   return { head: text.slice(0, at), tail: text.slice(at + PLACED.length) };
