@@ -18,7 +18,17 @@ export const RuntimeEventSchema = z.strictObject({
 export type RuntimeEvent = z.infer<typeof RuntimeEventSchema>;
 
 /** Where new events take their ids and times from; tests pass fixed ones. */
-export type EventOrigin = { readonly id?: () => string; readonly now?: () => Date };
+export type EventOrigin = {
+  readonly id?: () => string;
+  readonly now?: () => Date;
+  /**
+   * When `create` parses the fact: `'now'` (the default), or `'later'` for a caller that
+   * checks every event it takes itself — a replay compares each with a recorded fact the
+   * log parsed, and parses only one that differs. Such an event is neither frozen nor
+   * vouched for, so a log given one parses it in full (`ensure`) before storing it.
+   */
+  readonly parse?: 'now' | 'later';
+};
 
 /**
  * Events `create` made, each with the JSON values (tool inputs) it shares with its
@@ -47,7 +57,7 @@ function freezeParsed(output: unknown, input: unknown, shared: object[]): object
 export const RuntimeEvent = {
   /**
    * A new event for `fact`, parsed on the way in so a malformed fact fails here with
-   * the path of the bad field.
+   * the path of the bad field — unless `origin.parse` leaves that to the caller.
    *
    * @example
    * const event = RuntimeEvent.create(invocation, { kind: 'invocation_ended', outcome: { kind: 'completed' } });
@@ -60,6 +70,7 @@ export const RuntimeEvent = {
       timestamp: now.toISOString(),
       fact,
     };
+    if (origin.parse === 'later') return input;
     const event = parseWith(RuntimeEventSchema, 'event', input);
     created.set(event, freezeParsed(event, input, []));
     return event;

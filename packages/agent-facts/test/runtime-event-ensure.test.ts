@@ -61,4 +61,23 @@ describe('RuntimeEvent.ensure', () => {
     expect(() => RuntimeEvent.ensure(null)).toThrow(FactParseError);
     expect(() => RuntimeEvent.ensure('event')).toThrow(FactParseError);
   });
+
+  it('leaves the parse of an event made with parse later to whoever takes it: a log parses it in full', () => {
+    const later = { parse: 'later' as const, now: () => new Date(0), id: () => 'e1' };
+    const fact = {
+      kind: 'tool_dispatched',
+      operationId: 's1:c1',
+      call: { id: 'c1', name: 'echo', input: { ok: true }, origin: { kind: 'provider', stepId: 's1' } },
+    } as const;
+    const event = RuntimeEvent.create(invocation, fact, later);
+    expect(event.fact).toBe(fact);
+    expect(Object.isFrozen(event)).toBe(false);
+    const parsed = RuntimeEvent.ensure(event);
+    expect(parsed).not.toBe(event);
+    expect(parsed).toEqual(RuntimeEvent.create(invocation, fact, { now: later.now, id: later.id }));
+    const bad = RuntimeEvent.create(invocation, { ...fact, operationId: '' }, later);
+    expect(bad.fact).toMatchObject({ operationId: '' });
+    expect(() => RuntimeEvent.ensure(bad)).toThrow(FactParseError);
+    expect(() => RuntimeEvent.create(invocation, { ...fact, operationId: '' })).toThrow(FactParseError);
+  });
 });
