@@ -51,6 +51,7 @@ import { stageWrite, type WriteLimits } from './stage-write.js';
 import type { CommitHooks, StagedWrite } from './staged-write.js';
 import type { StoredEvent } from './stored-event.js';
 import { readSubmission, type Submission } from './submission-query.js';
+import { readToolResult, readToolResults } from './tool-result-queries.js';
 import { type ChainReport, verifyChain } from './verify-chain.js';
 
 /**
@@ -369,26 +370,17 @@ export class EventLog implements EventSink, AsyncDisposable {
   }
 
   /** The stored result a `tool_settled` (or `tool_reconciled`) event points at. */
-  async resolveToolResult(sessionId: string, eventId: string): Promise<ToolResult> {
-    const row = await this.#db
-      .selectFrom('tool_results')
-      .select(['digest', 'body'])
-      .where('event_id', '=', eventId)
-      .where('session_id', '=', sessionId)
-      .executeTakeFirst();
-    if (row === undefined) {
-      throw new EventLogError(
-        'result_missing',
-        `no tool result is stored for event ${eventId} of session ${sessionId}`,
-      );
-    }
-    if (contentDigest(row.body) !== row.digest) {
-      throw new EventLogError(
-        'corrupt_row',
-        `the stored result of event ${eventId} does not match its digest`,
-      );
-    }
-    return ToolResult.fromText(row.body);
+  resolveToolResult(sessionId: string, eventId: string): Promise<ToolResult> {
+    return readToolResult(this.#db, sessionId, eventId);
+  }
+
+  /**
+   * The stored results of many events of `sessionId`, by event id, each checked as
+   * `resolveToolResult` checks it, in a few statements; an id with no stored result is
+   * left out. For a reader that needs a whole session's results (a replay).
+   */
+  resolveToolResults(sessionId: string, eventIds: readonly string[]): Promise<Map<string, ToolResult>> {
+    return readToolResults(this.#db, sessionId, eventIds);
   }
 
   /**

@@ -29,6 +29,34 @@ describe.each(testStores())('EventLog on $name', (stores) => {
     await reopened.close();
   });
 
+  it('resolveToolResults reads a session’s results together, each as resolveToolResult does, leaving out ids with none', async () => {
+    await using store = await stores.create();
+    const at = invocation();
+    const other = { ...invocation(), sessionId: 'other-session' };
+    const log = await EventLog.open(store.target);
+    await log.append(write(at, facts.opened()));
+    await log.append(write(other, facts.opened()));
+    const settlements: string[] = [];
+    for (const n of [1, 2, 3]) {
+      await log.append(write(at, facts.dispatched(`s1:c${n}`, { kind: 'provider', stepId: 's1' })));
+      settlements.push((await log.append(settled(at, `s1:c${n}`, { value: n }))).event.id);
+    }
+    await log.append(write(other, facts.dispatched('s1:c1', { kind: 'provider', stepId: 's1' })));
+    const foreign = (await log.append(settled(other, 's1:c1', { value: 'other' }))).event.id;
+    // Enough ids that they are read in several statements, the stored ones spread among them.
+    const unknown = (from: number) => Array.from({ length: 600 }, (_, n) => `no-such-event-${from + n}`);
+    const ids = [settlements[0]!, ...unknown(0), settlements[1]!, ...unknown(600), settlements[2]!, foreign];
+    const results = await log.resolveToolResults('session', ids);
+    expect([...results.keys()].sort()).toEqual([...settlements].sort());
+    for (const [n, id] of settlements.entries()) {
+      expect(results.get(id)!.json()).toEqual({ value: n + 1 });
+      expect(results.get(id)!.text()).toBe((await log.resolveToolResult('session', id)).text());
+    }
+    expect((await log.resolveToolResults('other-session', ids)).get(foreign)!.json()).toEqual({ value: 'other' });
+    expect((await log.resolveToolResults('session', [])).size).toBe(0);
+    await log.close();
+  });
+
   it('a second dispatch of an operation is refused, also after reopen, with nothing written', async () => {
     await using store = await stores.create();
     const at = invocation();

@@ -106,4 +106,19 @@ describe('fuzzing the decoder of stored rows', () => {
     raw.close();
     await log.close();
   }, 60_000);
+
+  it('a damaged result fails its read alone and read together, with corrupt_row', async () => {
+    using dir = temporaryDirectory();
+    const at = invocation();
+    const log = await EventLog.open(dir.file);
+    await log.append(write(at, facts.opened()));
+    await log.append(write(at, facts.dispatched('s1:c1', { kind: 'provider', stepId: 's1' })));
+    const { id } = (await log.append(settled(at, 's1:c1', { value: 42 }))).event;
+    const raw = new Database(dir.file);
+    raw.prepare('update tool_results set body = ? where event_id = ?').run('{"value":43}', id);
+    raw.close();
+    await expect(log.resolveToolResult(at.sessionId, id)).rejects.toMatchObject({ code: 'corrupt_row' });
+    await expect(log.resolveToolResults(at.sessionId, [id])).rejects.toMatchObject({ code: 'corrupt_row' });
+    await log.close();
+  });
 });
