@@ -59,11 +59,25 @@ export function apiKeyOf(config: ProviderConfig): string | undefined {
   return 'apiKey' in config.auth ? config.auth.apiKey : undefined;
 }
 
+/** `displayBaseUrl`'s answers for the few base URLs a process uses: every request asks. */
+const displayed = new Map<string, string>();
+const DISPLAYED_LIMIT = 64;
+
 /**
  * `baseUrl` without user info or query string, which is where credentials hide when
  * they are not in headers (`?key=…`). Safe to print and to store.
  */
 export function displayBaseUrl(baseUrl: string): string {
+  let display = displayed.get(baseUrl);
+  if (display === undefined) {
+    display = withoutCredentials(baseUrl);
+    if (displayed.size >= DISPLAYED_LIMIT) displayed.clear();
+    displayed.set(baseUrl, display);
+  }
+  return display;
+}
+
+function withoutCredentials(baseUrl: string): string {
   try {
     const url = new URL(baseUrl);
     url.username = '';

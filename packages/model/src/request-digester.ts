@@ -49,8 +49,11 @@ type FrameSource = {
  */
 export class RequestDigester {
   /** What the kept states were written for: format, variant and the body around the conversation. */
-  #key = '';
+  #key: { readonly kind: string; readonly variant: string; readonly head: string } | undefined;
+  /** The wire of the kept states. */
   #wire: ConversationWire | undefined;
+  /** The wire of the last provider, made again for another provider object. */
+  #providerWire: { readonly provider: ProviderConfig; readonly wire: ConversationWire } | undefined;
   /** The messages hashed so far, the text each wrote and the writer's state after it. */
   #messages: ModelMessage[] = [];
   #texts: string[] = [];
@@ -59,27 +62,76 @@ export class RequestDigester {
   #marks: Hash[] = [];
   #tip: Hash | undefined;
   #frame: FrameSource | undefined;
+  /** The parts the kept messages were given in, one after another; `undefined` for one not frozen. */
+  #parts: readonly (readonly ModelMessage[] | undefined)[] = [];
+  /** The messages each frozen part carries outside the conversation, and for which wire. */
+  readonly #outside = new WeakMap<
+    readonly ModelMessage[],
+    { readonly wire: ConversationWire; readonly outside: readonly ModelMessage[] }
+  >();
 
+  /** `requestDigest(provider, request)`, in the time of what `request` adds to the last one. */
   digest(provider: ProviderConfig, request: ModelRequest): string {
-    const wire = conversationWire(provider);
-    const frame = this.#frameOf(wire, provider, request);
-    if (frame === undefined) return requestDigest(provider, request);
-    const key = `${provider.kind}\u0000${wire.variant(provider)}\u0000${frame.head}`;
-    if (key !== this.#key) this.#restart(key, wire, frame.head);
-    const messages = request.messages;
+    return this.digestParts(provider, request, [request.messages]);
+  }
+
+  /**
+   * The digest of `request` with `parts`' messages, one part after another, as its
+   * conversation (`request.messages` is not read). A frozen part the last request held
+   * at the same place, after the same parts, is known by identity without a look at its
+   * messages: a conversation kept as a few frozen lists that grow by new lists (a
+   * session's history, then the step's own messages) is digested without a pass over
+   * the whole of it.
+   */
+  digestParts(
+    provider: ProviderConfig,
+    request: Omit<ModelRequest, 'messages'>,
+    parts: readonly (readonly ModelMessage[])[],
+  ): string {
+    const wire = this.#wireOf(provider);
+    const frame = this.#frameOf(wire, provider, request, parts);
+    if (frame === undefined) return requestDigest(provider, { ...request, messages: parts.flat() });
+    const key = this.#key;
+    const variant = wire.variant(provider);
+    if (key?.kind !== provider.kind || key.variant !== variant || key.head !== frame.head) {
+      this.#restart({ kind: provider.kind, variant, head: frame.head }, wire);
+    }
     const kept = this.#messages;
+    const keptParts = this.#parts;
+    let part = 0;
     let same = 0;
-    const limit = Math.min(kept.length, messages.length);
-    for (; same < limit; same += 1) {
-      const next = messages[same]!;
-      if (kept[same] === next) continue;
-      // A message made again with the same content (a prompt projected anew) writes the
-      // same text: it is kept as is, and known by identity from then on.
-      if (!isDeepStrictEqual(kept[same], next)) break;
-      kept[same] = next;
+    // `#parts` holds only frozen parts (and `undefined` for the others): the same object is the same messages.
+    for (; part < parts.length && part < keptParts.length; part += 1) {
+      const next = parts[part]!;
+      if (next !== keptParts[part] || same + next.length > kept.length) break;
+      same += next.length;
+    }
+    const known = part;
+    // From the first part not known by identity on, message by message: the same object,
+    // or one made again with the same content (a prompt projected anew), writes the same
+    // text — it is kept as is, and known by identity from then on.
+    let offset = 0;
+    for (; part < parts.length; part += 1, offset = 0) {
+      const next = parts[part]!;
+      for (; offset < next.length && same < kept.length; offset += 1, same += 1) {
+        const message = next[offset]!;
+        if (kept[same] === message) continue;
+        if (!isDeepStrictEqual(kept[same], message)) break;
+        kept[same] = message;
+      }
+      if (offset < next.length) break;
     }
     if (same < kept.length) this.#rewind(same);
-    for (let index = same; index < messages.length; index += 1) this.#append(messages[index]!);
+    for (; part < parts.length; part += 1, offset = 0) {
+      const next = parts[part]!;
+      for (; offset < next.length; offset += 1) this.#append(next[offset]!);
+    }
+    const keptNow: (readonly ModelMessage[] | undefined)[] = parts.slice(0, known);
+    for (let index = known; index < parts.length; index += 1) {
+      const next = parts[index]!;
+      keptNow.push(Object.isFrozen(next) ? next : undefined);
+    }
+    this.#parts = keptNow;
     const hash = this.#tip!.copy();
     hash.update(wire.close(this.#writers.at(-1) ?? EMPTY_WRITER));
     hash.update(frame.tail);
@@ -87,8 +139,13 @@ export class RequestDigester {
   }
 
   /** The request's frame, made again only when what it is made of changed. */
-  #frameOf(wire: ConversationWire, provider: ProviderConfig, request: ModelRequest): Frame | undefined {
-    const outside = wire.hasOutside ? request.messages.filter((message) => wire.outside(message)) : [];
+  #frameOf(
+    wire: ConversationWire,
+    provider: ProviderConfig,
+    request: Omit<ModelRequest, 'messages'>,
+    parts: readonly (readonly ModelMessage[])[],
+  ): Frame | undefined {
+    const outside = wire.hasOutside ? parts.flatMap((part) => this.#outsideOf(wire, part)) : [];
     const kept = this.#frame;
     if (
       kept !== undefined &&
@@ -106,14 +163,37 @@ export class RequestDigester {
     return frame;
   }
 
-  #restart(key: string, wire: ConversationWire, head: string): void {
+  /** The messages of `part` the body carries outside the conversation, kept for a frozen part. */
+  #outsideOf(wire: ConversationWire, part: readonly ModelMessage[]): readonly ModelMessage[] {
+    const frozen = Object.isFrozen(part);
+    const known = frozen ? this.#outside.get(part) : undefined;
+    if (known?.wire === wire) return known.outside;
+    const outside = part.filter((message) => wire.outside(message));
+    if (frozen) this.#outside.set(part, { wire, outside });
+    return outside;
+  }
+
+  /** The conversation wire of `provider`, kept for the same provider object as the frame is. */
+  #wireOf(provider: ProviderConfig): ConversationWire {
+    const kept = this.#providerWire;
+    if (kept?.provider === provider) return kept.wire;
+    const wire = conversationWire(provider);
+    this.#providerWire = { provider, wire };
+    return wire;
+  }
+
+  #restart(
+    key: { readonly kind: string; readonly variant: string; readonly head: string },
+    wire: ConversationWire,
+  ): void {
     this.#key = key;
     this.#wire = wire;
     this.#messages = [];
     this.#texts = [];
     this.#writers = [];
+    this.#parts = [];
     const hash = createHash('sha256');
-    hash.update(head);
+    hash.update(key.head);
     this.#marks = [hash];
     this.#tip = hash.copy();
   }

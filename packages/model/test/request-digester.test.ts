@@ -110,6 +110,18 @@ function conversations(
   );
 }
 
+/** What happens to a conversation given in parts between two requests. */
+const partEdit = fc.record({
+  keep: fc.nat({ max: 6 }),
+  add: fc.array(fc.record({ messages: fc.array(message, { maxLength: 5 }), frozen: fc.boolean() }), {
+    maxLength: 3,
+  }),
+  // An unfrozen part kept may be changed in place: a message replaced, added or dropped.
+  change: fc.option(fc.record({ part: fc.nat(), at: fc.nat(), with: message, how: fc.nat({ max: 2 }) }), {
+    nil: undefined,
+  }),
+});
+
 describe('RequestDigester', () => {
   it('gives requestDigest for every request of a conversation that grows, shrinks and is rewritten', () => {
     conversations(fc.array(edit, { minLength: 1, maxLength: 8 }), 400);
@@ -146,5 +158,42 @@ describe('RequestDigester', () => {
     // The formats, the system role and the overlay change the body — except the system
     // role for Anthropic, whose system text is no message.
     expect(seen.size).toBe(8);
+  });
+
+  it('gives requestDigest for a conversation given in parts, frozen parts known by identity', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...kinds),
+        fc.nat({ max: 2 }),
+        fc.array(partEdit, { minLength: 1, maxLength: 10 }),
+        (kind, variant, edits) => {
+          const provider = providerOf(kind, variant);
+          const digester = new RequestDigester();
+          const whole = new RequestDigester();
+          let parts: ModelMessage[][] = [];
+          for (const step of edits) {
+            parts = parts.slice(0, step.keep);
+            const changed =
+              step.change === undefined ? undefined : parts[step.change.part % (parts.length || 1)];
+            if (step.change !== undefined && changed !== undefined && !Object.isFrozen(changed)) {
+              const at = step.change.at % (changed.length + 1);
+              if (step.change.how === 0) changed.splice(at, 0, step.change.with);
+              else if (step.change.how === 1) changed.splice(at, 1);
+              else changed[at] = structuredClone(changed[at] ?? step.change.with);
+            }
+            for (const added of step.add)
+              parts.push(
+                added.frozen ? (Object.freeze([...added.messages]) as ModelMessage[]) : [...added.messages],
+              );
+            const request = { tools: [{ name: 'echo', description: 'e', inputSchema: schema }] };
+            const expected = requestDigest(provider, { ...request, messages: parts.flat() });
+            expect(digester.digestParts(provider, request, parts)).toBe(expected);
+            // The same conversations given whole: the same digests.
+            expect(whole.digest(provider, { ...request, messages: parts.flat() })).toBe(expected);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 });
