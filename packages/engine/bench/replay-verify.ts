@@ -10,7 +10,7 @@ import type { ModelExecutor } from '@factum/model';
 import type { ScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
-import { Engine } from '../src/index.ts';
+import { Engine, type ReplayReport } from '../src/index.ts';
 
 const turns = Number(process.env.FACTUM_BENCH_REPLAY_TURNS ?? 1000);
 const bounds = { maxEvents: 1_000_000, maxBytes: 1024 * 1024 * 1024 };
@@ -21,39 +21,12 @@ export async function replayVerify(
   code: CodeExecutor,
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'factum-replay-bench-'));
-  const catalog = new ToolCatalog([
-    {
-      definition: { name: 'lookup', description: 'looks a value up', inputSchema: { type: 'object' } },
-      handler: ToolHandler.immediate({
-        names: () => ['lookup'],
-        invoke: async (_, input) => ({ found: input }),
-      }),
-      nesting: 'nestable',
-      semantics: 'parallel',
-    },
-  ]);
-  const config = provider.config({ model: 'bench', auth: { none: true } });
   try {
     const log = await EventLog.open(join(dir, 'events.sqlite'));
     const engine = new Engine({ log, models, code, options: { lease: false, recoverOnStart: false } });
     const recordingStarted = performance.now();
-    for (let n = 0; n < turns; n += 1) {
-      provider.script(
-        { toolCalls: [{ id: 'call-1', name: 'lookup', arguments: { key: n } }], finishReason: 'tool_calls' },
-        { text: `answer ${n}`, finishReason: 'stop' },
-      );
-      await engine.run({
-        invocation: { sessionId: 'long', turnId: `t${n}`, runId: `r${n}`, invocationId: `i${n}` },
-        provider: config,
-        configuration: { cwd: '/', toolMode: 'direct' },
-        instructions: 'You answer from lookups.',
-        work: { kind: 'message', message: `question ${n}`, tools: catalog },
-      });
-    }
+    const { replay } = await recordLongSession(engine, log, provider, turns);
     const recordingMs = performance.now() - recordingStarted;
-    const agent = { provider: config, catalog, instructions: 'You answer from lookups.' };
-    const replay = () =>
-      engine.replay(log, { target: { kind: 'session', sessionId: 'long' }, mode: 'verify', agent });
     const read = () => log.scopedPrefix({ session: 'long' }, bounds);
     const first = await replay();
     if (first.summary.same !== turns)
@@ -93,4 +66,47 @@ export async function replayVerify(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Records a `turns`-turn session "long" through `engine` (each turn a lookup call, its
+ * result and an answer) and gives back a verify replay of it.
+ */
+export async function recordLongSession(
+  engine: Engine,
+  log: EventLog,
+  provider: ScriptedProvider,
+  turns: number,
+): Promise<{ replay: () => Promise<ReplayReport> }> {
+  const catalog = new ToolCatalog([
+    {
+      definition: { name: 'lookup', description: 'looks a value up', inputSchema: { type: 'object' } },
+      handler: ToolHandler.immediate({
+        names: () => ['lookup'],
+        invoke: async (_, input) => ({ found: input }),
+      }),
+      nesting: 'nestable',
+      semantics: 'parallel',
+    },
+  ]);
+  const config = provider.config({ model: 'bench', auth: { none: true } });
+  const instructions = 'You answer from lookups.';
+  for (let n = 0; n < turns; n += 1) {
+    provider.script(
+      { toolCalls: [{ id: 'call-1', name: 'lookup', arguments: { key: n } }], finishReason: 'tool_calls' },
+      { text: `answer ${n}`, finishReason: 'stop' },
+    );
+    await engine.run({
+      invocation: { sessionId: 'long', turnId: `t${n}`, runId: `r${n}`, invocationId: `i${n}` },
+      provider: config,
+      configuration: { cwd: '/', toolMode: 'direct' },
+      instructions,
+      work: { kind: 'message', message: `question ${n}`, tools: catalog },
+    });
+  }
+  const agent = { provider: config, catalog, instructions };
+  return {
+    replay: () =>
+      engine.replay(log, { target: { kind: 'session', sessionId: 'long' }, mode: 'verify', agent }),
+  };
 }

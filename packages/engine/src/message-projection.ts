@@ -10,6 +10,7 @@ import {
   type SessionEvent,
   segmentMessages,
 } from './context-projection.js';
+import { joined, type MessageLists, settled } from './message-lists.js';
 
 /** An invocation's part of a lineage, cut at `upTo`. */
 type Segment = { readonly invocationId: string; readonly upTo: number };
@@ -23,18 +24,7 @@ function sameMessage(old: ModelMessage, next: ModelMessage): boolean {
   return isDeepStrictEqual(old, next);
 }
 
-/**
- * The lists one after another in one new array: by `concat`, the fastest copy, given the
- * lists a thousand at a time so that a cold start's many segments stay under the limit on
- * a call's arguments.
- */
-function joined(lists: readonly (readonly ModelMessage[])[]): ModelMessage[] {
-  let all: ModelMessage[] = [];
-  for (let at = 0; at < lists.length; at += 1024) all = all.concat(...lists.slice(at, at + 1024));
-  return all;
-}
-
-const NONE: Promise<ModelMessage[]> = Promise.resolve([]);
+const NONE: Promise<MessageLists> = Promise.resolve(Object.freeze([]));
 
 /**
  * Kept lineages at most, each a list as long as its history: the newest serve the next
@@ -68,14 +58,14 @@ export class MessageProjection {
   readonly #outcomes = new Map<string, Recorded>();
   /** The invocations whose steps made each call: their messages carry its outcome. */
   readonly #callers = new Map<string, Set<string>>();
-  readonly #segments = new Map<string, Promise<ModelMessage[]>>();
+  readonly #segments = new Map<string, Promise<readonly ModelMessage[]>>();
   readonly #segmentKeys = new Map<string, Set<string>>();
   /** The messages last made for each segment, kept when it changes to be made again. */
   readonly #made = new Map<string, ModelMessage[]>();
   /** A layer's invocations of the projection below whose messages it changed. */
   readonly #dirty = new Set<string>();
   /** A base's kept lineages, with which invocations each depends on and which were built on it. */
-  readonly #flats = new Map<string, Promise<ModelMessage[]>>();
+  readonly #flats = new Map<string, Promise<MessageLists>>();
   readonly #flatUsers = new Map<string, Set<string>>();
   readonly #flatChildren = new Map<string, Set<string>>();
   #irregular = false;
@@ -127,6 +117,19 @@ export class MessageProjection {
    * after `lead` (the request's system message): one new array, whatever the history's length.
    */
   async messages(invocationId: string, lead: readonly ModelMessage[] = []): Promise<ModelMessage[]> {
+    return joined(await this.parts(invocationId, lead));
+  }
+
+  /**
+   * The same conversation as lists to read one after another: `lead`, the kept lineage
+   * the invocation stands on, its own messages — frozen lists, the same objects from one
+   * step to the next until something in them changes (what `RequestDigester.digestParts`
+   * knows by identity). A few lists, whatever the history's length.
+   */
+  async parts(
+    invocationId: string,
+    lead: readonly ModelMessage[] = [],
+  ): Promise<readonly (readonly ModelMessage[])[]> {
     if (this.#base !== undefined && this.#base.#version !== this.#baseVersion) {
       throw new Error('the projection under a layer took events while the layer was in use');
     }
@@ -135,10 +138,10 @@ export class MessageProjection {
       : this.#walk({ invocationId, upTo: Number.POSITIVE_INFINITY }, 'prompt');
     const start = walk?.from === undefined ? NONE : this.#root().#flat(walk.from);
     if (walk === undefined || start === undefined) {
-      return lead.concat(await projectMessages(this.#history(), invocationId, this.#read));
+      return [lead, await projectMessages(this.#history(), invocationId, this.#read)];
     }
     const parts = await Promise.all(walk.segments.map((segment) => this.#segment(segment)));
-    return joined([lead, await start, ...parts]);
+    return [lead, ...(await start), ...parts];
   }
 
   /**
@@ -184,7 +187,7 @@ export class MessageProjection {
   }
 
   /** The messages of a whole lineage ending with `segment`, kept; nothing when it loops. */
-  #flat(segment: Segment): Promise<ModelMessage[]> | undefined {
+  #flat(segment: Segment): Promise<MessageLists> | undefined {
     const key = keyOf(segment);
     const kept = this.#flats.get(key);
     if (kept !== undefined) return kept;
@@ -193,7 +196,7 @@ export class MessageProjection {
     const from = walk.from === undefined ? undefined : this.#flats.get(keyOf(walk.from));
     const made = (async () => {
       const parts = await Promise.all(walk.segments.map((part) => this.#segment(part)));
-      return joined(from === undefined ? parts : [await from, ...parts]);
+      return settled(from === undefined ? parts : [...(await from), ...parts]);
     })();
     this.#flats.set(key, made);
     if (this.#flats.size > KEPT_LINEAGES) this.#flats.delete(this.#flats.keys().next().value!);
@@ -212,7 +215,7 @@ export class MessageProjection {
   }
 
   /** One invocation's messages up to the segment's end, kept by whoever sees all of them. */
-  #segment(segment: Segment): Promise<ModelMessage[]> {
+  #segment(segment: Segment): Promise<readonly ModelMessage[]> {
     if (this.#base !== undefined && !this.#isLocal(segment.invocationId)) return this.#base.#segment(segment);
     const key = keyOf(segment);
     let kept = this.#segments.get(key);
@@ -230,7 +233,7 @@ export class MessageProjection {
           return old !== undefined && sameMessage(old, message) ? old : message;
         });
         this.#made.set(key, made);
-        return made;
+        return Object.freeze(made);
       });
       this.#segments.set(key, kept);
       const keys = this.#segmentKeys.get(segment.invocationId) ?? new Set<string>();

@@ -1,10 +1,11 @@
-import type { Fact, InvocationOutcome } from '@factum/agent-facts';
+import { type Fact, type InvocationOutcome, parseFact } from '@factum/agent-facts';
 import type { SessionEvent } from '../context-projection.js';
 import { divergenceKind, isProduced, sameFact } from './compare-facts.js';
 import type { ReplayDivergence } from './replay-report.js';
 
 /**
- * Compares a replay's facts with an invocation's recorded ones, in order, as they come:
+ * Compares a replay's facts with an invocation's recorded ones, in order, as they come
+ * (a fact equal to a recorded one, which the log parsed, needs no parse of its own):
  * `check` is asked after every step with everything produced so far and compares only
  * what it has not seen; the first difference is kept and stops the replay.
  */
@@ -51,6 +52,9 @@ export class ReplayComparison {
       const replayed = facts[index]!;
       const recorded = this.#recorded[index];
       if (recorded !== undefined && sameFact(recorded.event.fact, replayed)) continue;
+      // The replay made its facts unparsed: one that differs is parsed before it is
+      // reported, so a malformed fact fails as it would have when it was made.
+      parseFact(replayed);
       this.#divergence = divergenceAt(index, recorded, replayed);
       this.#seen += 1;
       return false;

@@ -37,8 +37,8 @@ export type RecordedInvocation = {
   readonly readRecorded: ResultReader;
   /** Digests the session's requests, each in the time of what it adds. */
   readonly digester: RequestDigester;
-  /** The one system message of each instructions text, so every prompt begins alike. */
-  readonly system: (instructions: string) => ModelMessage;
+  /** What each request begins with for these instructions: one frozen list, so every prompt begins alike. */
+  readonly lead: (instructions: string | undefined) => readonly ModelMessage[];
 };
 
 /** What replaying one invocation produced. */
@@ -85,7 +85,10 @@ export async function replayInvocation(
     counter += 1;
     return `replay-${invocation.invocationId}-${counter}`;
   };
-  const origin = { id: nextId, now: () => time };
+  // A verify replay compares every fact with a recorded one the log parsed, and parses
+  // only one that differs (`ReplayComparison`); a new model's facts are parsed at once.
+  const parse = setup.mode === 'verify' ? ('later' as const) : ('now' as const);
+  const origin = { id: nextId, now: () => time, parse };
   const scratch = new ScratchSink(opening.sequence, () => time.getTime());
   scratch.push(opening.event);
   const produced = () => scratch.events.slice(1).map((stored) => stored.event.fact);
@@ -104,17 +107,23 @@ export async function replayInvocation(
   const answers = setup.mode === 'verify' ? recordedAnswers(recorded.events) : undefined;
   const requests = recordedRequests(recorded.events);
   const steps: { stepId: string; step: ModelStep; ms?: number }[] = [];
+  // Each result once as JSON: every later step's prompt renders it again.
+  const ownResults = new Map<string, unknown>();
   const readResult = async (eventId: string) => {
+    if (ownResults.has(eventId)) return ownResults.get(eventId);
     const own = scratch.result(eventId);
-    return own === undefined ? recorded.readRecorded(eventId) : own.json();
+    if (own === undefined) return recorded.readRecorded(eventId);
+    const json = own.json();
+    ownResults.set(eventId, json);
+    return json;
   };
   // The prompts: the recorded history's, with what this replay writes layered on top.
   const view = recorded.projection.layer(readResult);
   let projected = 0;
-  const system = setup.agent.instructions ? [recorded.system(setup.agent.instructions)] : [];
+  const lead = recorded.lead(setup.agent.instructions);
   const history = () => {
     for (; projected < scratch.events.length; projected += 1) view.ingest(scratch.events[projected]!);
-    return view.messages(invocation.invocationId, system);
+    return view.parts(invocation.invocationId, lead);
   };
 
   let lastStep = '';
@@ -136,11 +145,10 @@ export async function replayInvocation(
         return { kind: 'failed', error: { code: 'step_limit', message } };
       }
       const stepId = `${invocation.invocationId}/${n}`;
-      const messages = await history();
+      const parts = await history();
       const { agent } = setup;
       const provider = providerOf(setup, requests.get(stepId));
-      const request: ModelRequest = {
-        messages,
+      const request: Omit<ModelRequest, 'messages'> = {
         tools: captured.specs,
         ...(agent.providerOptions ? { providerOptions: agent.providerOptions } : {}),
         ...(agent.mainOutputLimit === undefined ? {} : { maxOutputTokens: agent.mainOutputLimit }),
@@ -157,7 +165,7 @@ export async function replayInvocation(
           highWater: scratch.events.at(-1)!.sequence,
           digest: '',
         },
-        inputDigest: recorded.digester.digest(provider, request),
+        inputDigest: recorded.digester.digestParts(provider, request, parts),
         routeIdentity: routeIdentity(provider),
       });
       let step: ModelStep;
@@ -169,7 +177,8 @@ export async function replayInvocation(
       } else {
         const started = setup.now?.();
         try {
-          const stream = setup.models.stream(request, { provider, signal: setup.signal });
+          const messages = parts.flat();
+          const stream = setup.models.stream({ ...request, messages }, { provider, signal: setup.signal });
           for await (const _ of stream) {
             // The observations are the answer's stream; the replay keeps only the answer.
           }

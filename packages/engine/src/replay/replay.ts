@@ -11,6 +11,10 @@ import { servedCatalog } from './recorded-calls.js';
 import { type RecordedInvocation, type ReplayRun, replayInvocation } from './replay-invocation.js';
 import type { InvocationReplay, ReplayReport } from './replay-report.js';
 import type { InvocationSetup, OpenedInvocation, ReplayOptions } from './replay-setup.js';
+import { SourceResults } from './source-results.js';
+
+/** A request without instructions: no system message before the conversation. */
+const NO_LEAD: readonly ModelMessage[] = Object.freeze([]);
 
 const DEFAULT_BOUNDS = { maxEvents: 250_000, maxBytes: 256 * 1024 * 1024 };
 
@@ -28,6 +32,7 @@ export async function replayLog(
   if (signal.aborted) throw new RunError('cancelled', 'the caller aborted before the replay started');
   const bounds = options.bounds ?? DEFAULT_BOUNDS;
   const served: InvocationSetup['served'] = { current: undefined };
+  const results = new SourceResults(source);
   const catalogs = new Map<ToolCatalog, ToolCatalog>();
   const agentOf = (opened: OpenedInvocation) =>
     typeof options.agent === 'function' ? options.agent(opened) : options.agent;
@@ -49,23 +54,25 @@ export async function replayLog(
     route: options.mode === 'verify' ? (options.route ?? 'agent') : 'agent',
     onNewCall: options.onNewCall ?? 'unavailable',
     ...(options.now === undefined ? {} : { now: options.now }),
-    readSource: sourceResults(source),
+    readSource: (sessionId, eventId) => results.read(sessionId, eventId),
     signal,
   };
   const invocations: InvocationReplay[] = [];
   const scratch = options.scratchFile;
   if (scratch !== undefined) await writeFile(scratch, '');
-  const systems = new Map<string, ModelMessage>();
-  const system = (instructions: string) => {
-    let message = systems.get(instructions);
-    if (message === undefined) {
-      message = { role: 'system', content: instructions };
-      systems.set(instructions, message);
+  const leads = new Map<string, readonly ModelMessage[]>();
+  const lead = (instructions: string | undefined) => {
+    if (!instructions) return NO_LEAD;
+    let list = leads.get(instructions);
+    if (list === undefined) {
+      list = Object.freeze([{ role: 'system' as const, content: instructions }]);
+      leads.set(instructions, list);
     }
-    return message;
+    return list;
   };
   for (const session of await sessionsOf(source, options, bounds)) {
     const { sessionId, events: history } = session;
+    await results.prefetch(history);
     // A fork's inherited results are stored under the session that settled them.
     const holders = new Map(
       history
@@ -85,7 +92,7 @@ export async function replayLog(
         projection,
         readRecorded,
         digester,
-        system,
+        lead,
       };
       const opening = recorded.events[0]!.event;
       const configuration =
@@ -101,24 +108,6 @@ export async function replayLog(
     mode: options.mode,
     invocations,
     summary: { invocations: invocations.length, same, diverged: invocations.length - same },
-  };
-}
-
-/**
- * Recorded tool results, read from the source once each: every later step's prompt of
- * the session carries them again, and a read per prompt would make a replay quadratic in
- * queries.
- */
-function sourceResults(source: EventLog): InvocationSetup['readSource'] {
-  const read = new Map<string, Promise<unknown>>();
-  return (sessionId, eventId) => {
-    const key = `${sessionId}\u0000${eventId}`;
-    let result = read.get(key);
-    if (result === undefined) {
-      result = source.resolveToolResult(sessionId, eventId).then((stored) => stored.json());
-      read.set(key, result);
-    }
-    return result;
   };
 }
 
