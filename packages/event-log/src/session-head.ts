@@ -1,4 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely';
+import type { SyncQueryRun } from './log-dialect.js';
 import { EMPTY_DIGEST } from './log-prefix.js';
 import type { LogDatabase } from './log-schema.js';
 
@@ -39,9 +40,18 @@ function headQuery(db: Kysely<LogDatabase>, sessionId: string): CompiledQuery<He
 /**
  * A session's head, read from one index entry and one row: what a reader that keeps the
  * session's history in memory compares with to know whether it is still the whole of it.
+ * With `direct` (a SQLite handle) the read runs straight on the prepared statement: a
+ * reader asks before every step, and Kysely's executor around it (its connection
+ * mutex and promises) adds about a quarter to the read (measured: ≈19 against ≈15 µs).
+ * The log's own transactions on that handle run synchronously, so no read lands inside one.
  */
-export async function sessionHead(db: Kysely<LogDatabase>, sessionId: string): Promise<SessionHead> {
-  const { rows } = await db.executeQuery(headQuery(db, sessionId));
+export async function sessionHead(
+  db: Kysely<LogDatabase>,
+  sessionId: string,
+  direct?: SyncQueryRun,
+): Promise<SessionHead> {
+  const query = headQuery(db, sessionId);
+  const rows = direct === undefined ? (await db.executeQuery(query)).rows : (direct(query) as HeadRow[]);
   const row = rows[0];
   return row === undefined
     ? { highWater: 0, digest: EMPTY_DIGEST }
