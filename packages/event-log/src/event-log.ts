@@ -32,6 +32,7 @@ import {
 } from './invocation-ownership.js';
 import { type InvocationRecovery, recoveryOf } from './invocation-recovery.js';
 import { databaseNow } from './lease-queries.js';
+import type { SyncQueryRun } from './log-dialect.js';
 import type { LogPrefix } from './log-prefix.js';
 import {
   operationSessions,
@@ -109,6 +110,8 @@ export type RunSource = { readonly boundary: RunBoundary };
 export class EventLog implements EventSink, AsyncDisposable {
   readonly #db: Kysely<LogDatabase>;
   readonly #dialect: 'sqlite' | 'postgres';
+  /** Reads straight on the SQLite handle, where the store has one (see `sessionHead`). */
+  readonly #direct: SyncQueryRun | undefined;
   #lease: HostLease | undefined;
   /** The stamp each run or effect was staged under, for `mayStartEffect`. */
   readonly #stamps = new WeakMap<RuntimeEvent, WriterStamp>();
@@ -120,6 +123,7 @@ export class EventLog implements EventSink, AsyncDisposable {
   private constructor(store: OpenDatabase, options: EventLogOptions) {
     this.#db = store.db;
     this.#dialect = store.dialect.name;
+    this.#direct = store.direct;
     this.#limits = {
       maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
@@ -288,7 +292,7 @@ export class EventLog implements EventSink, AsyncDisposable {
    * it when both match.
    */
   sessionHead(sessionId: string): Promise<SessionHead> {
-    return sessionHead(this.#db, sessionId);
+    return sessionHead(this.#db, sessionId, this.#direct);
   }
 
   /** A page of events after `afterSequence`, optionally of one session. */

@@ -196,11 +196,18 @@ function operationIdsOf(fact: StagedWrite['event']['fact']): string[] {
 
 function* loadSessions(builder: Kysely<LogDatabase>, cache: RuleCache, ids: string[]): Statements<void> {
   if (ids.length === 0) return;
+  // Every new session's first batch reads these: built once per count, like the others.
   const rows = yield* run(
-    builder.selectFrom('sessions').selectAll().where('session_id', 'in', ids).compile(),
+    templated(
+      builder,
+      `sessions.load.${ids.length}`,
+      () =>
+        builder.selectFrom('sessions').selectAll().where('session_id', 'in', slots(0, ids.length)).compile(),
+      ids,
+    ),
   );
   // A session's chain head is its last event; the index on (session_id, sequence) finds it.
-  const heads = yield* run(
+  const buildHeads = () =>
     builder
       .selectFrom('events')
       .select(['session_id', 'sequence', 'session_digest'])
@@ -208,11 +215,11 @@ function* loadSessions(builder: Kysely<LogDatabase>, cache: RuleCache, ids: stri
         eb
           .selectFrom('events')
           .select((inner) => inner.fn.max('sequence').as('last'))
-          .where('session_id', 'in', ids)
+          .where('session_id', 'in', slots(0, ids.length))
           .groupBy('session_id'),
       )
-      .compile(),
-  );
+      .compile();
+  const heads = yield* run(templated(builder, `sessions.heads.${ids.length}`, buildHeads, ids));
   for (const id of ids) cache.session(id);
   for (const row of rows) {
     const session = cache.session(row.session_id);

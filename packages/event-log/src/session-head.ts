@@ -1,4 +1,5 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import type { SyncQueryRun } from './log-dialect.js';
 import { EMPTY_DIGEST } from './log-prefix.js';
 import type { LogDatabase } from './log-schema.js';
 
@@ -26,7 +27,10 @@ function headQuery(db: Kysely<LogDatabase>, sessionId: string): CompiledQuery<He
       .select(['sequence', 'session_digest'])
       .where('session_id', '=', SESSION)
       .orderBy('sequence', 'desc')
-      .limit(1)
+      // A literal, not a parameter: SQLite plans with a bound LIMIT's value, so rebinding
+      // it makes the statement prepare itself again at every read (measured: ≈13 against
+      // ≈6 µs a read).
+      .limit(sql.lit(1))
       .compile() as CompiledQuery<HeadRow>;
     templates.set(adapter, template);
   }
@@ -39,9 +43,18 @@ function headQuery(db: Kysely<LogDatabase>, sessionId: string): CompiledQuery<He
 /**
  * A session's head, read from one index entry and one row: what a reader that keeps the
  * session's history in memory compares with to know whether it is still the whole of it.
+ * With `direct` (a SQLite handle) the read runs straight on the prepared statement: a
+ * reader asks before every step, and Kysely's executor around it (its connection
+ * mutex and promises) adds about a quarter to the read (measured: ≈19 against ≈15 µs).
+ * The log's own transactions on that handle run synchronously, so no read lands inside one.
  */
-export async function sessionHead(db: Kysely<LogDatabase>, sessionId: string): Promise<SessionHead> {
-  const { rows } = await db.executeQuery(headQuery(db, sessionId));
+export async function sessionHead(
+  db: Kysely<LogDatabase>,
+  sessionId: string,
+  direct?: SyncQueryRun,
+): Promise<SessionHead> {
+  const query = headQuery(db, sessionId);
+  const rows = direct === undefined ? (await db.executeQuery(query)).rows : (direct(query) as HeadRow[]);
   const row = rows[0];
   return row === undefined
     ? { highWater: 0, digest: EMPTY_DIGEST }
