@@ -71,6 +71,7 @@ export {
 export { parseWith } from './parse.js';
 export type { EventOrigin } from './runtime-event.js';
 export { parseFact, RuntimeEvent, RuntimeEventSchema } from './runtime-event.js';
+export { sameJson } from './same-json.js';
 export type { StepToolCall } from './step-operation-ids.js';
 export { StepOperationIds, stepToolCalls } from './step-operation-ids.js';
 export type { TerminalStatus } from './terminal-status.js';

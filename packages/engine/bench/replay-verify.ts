@@ -34,7 +34,7 @@ export async function replayVerify(
     await read();
     let replayMs = 0;
     let readMs = 0;
-    const rounds = Number(process.env.FACTUM_BENCH_REPLAY_ROUNDS ?? 1);
+    const rounds = Number(process.env.FACTUM_BENCH_REPLAY_ROUNDS ?? 3);
     for (let round = 0; round < rounds; round += 1) {
       let started = performance.now();
       await read();

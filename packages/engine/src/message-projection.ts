@@ -1,6 +1,5 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { FactOf } from '@factum/agent-facts';
-import { stepToolCalls } from '@factum/agent-facts';
+import { sameJson, stepToolCalls } from '@factum/agent-facts';
 import type { ModelMessage } from '@factum/model';
 import {
   outcomeChange,
@@ -21,7 +20,7 @@ const keyOf = (segment: Segment) => `${segment.invocationId}\u0000${segment.upTo
 /** Whether two messages say the same: an answer by the same parts, anything else by value. */
 function sameMessage(old: ModelMessage, next: ModelMessage): boolean {
   if (old.role === 'assistant' && next.role === 'assistant' && old.parts === next.parts) return true;
-  return isDeepStrictEqual(old, next);
+  return sameJson(old, next);
 }
 
 const NONE: Promise<MessageLists> = Promise.resolve(Object.freeze([]));
@@ -69,6 +68,7 @@ export class MessageProjection {
   readonly #flatUsers = new Map<string, Set<string>>();
   readonly #flatChildren = new Map<string, Set<string>>();
   #irregular = false;
+  readonly #recordOf = (operationId: string) => this.#outcomeOf(operationId);
   #version = 0;
   readonly #baseVersion: number;
 
@@ -106,7 +106,7 @@ export class MessageProjection {
         this.#callers.set(operationId, callers);
       }
     }
-    const change = outcomeChange(event, (operationId) => this.#outcomeOf(operationId));
+    const change = outcomeChange(event, this.#recordOf);
     if (change === undefined) return;
     this.#outcomes.set(change.operationId, change.recorded);
     for (const caller of this.#callersOf(change.operationId)) this.#changed(caller);
@@ -126,10 +126,7 @@ export class MessageProjection {
    * step to the next until something in them changes (what `RequestDigester.digestParts`
    * knows by identity). A few lists, whatever the history's length.
    */
-  async parts(
-    invocationId: string,
-    lead: readonly ModelMessage[] = [],
-  ): Promise<readonly (readonly ModelMessage[])[]> {
+  async parts(invocationId: string, lead: readonly ModelMessage[] = []): Promise<MessageLists> {
     if (this.#base !== undefined && this.#base.#version !== this.#baseVersion) {
       throw new Error('the projection under a layer took events while the layer was in use');
     }
@@ -141,7 +138,7 @@ export class MessageProjection {
       return [lead, await projectMessages(this.#history(), invocationId, this.#read)];
     }
     const parts = await Promise.all(walk.segments.map((segment) => this.#segment(segment)));
-    return [lead, ...(await start), ...parts];
+    return [lead].concat(await start, parts);
   }
 
   /**
@@ -224,7 +221,7 @@ export class MessageProjection {
       kept = segmentMessages(
         this.#eventsOf(segment.invocationId),
         segment.upTo,
-        (operationId) => this.#outcomeOf(operationId),
+        this.#recordOf,
         this.#read,
       ).then((messages) => {
         // A message made again as it was is the same object: the prompts stay alike.
@@ -246,10 +243,16 @@ export class MessageProjection {
   /** An event of `invocationId`, or an outcome of a call it made, changed its messages. */
   #changed(invocationId: string): void {
     if (this.#base !== undefined && !this.#events.has(invocationId)) this.#dirty.add(invocationId);
-    for (const key of this.#segmentKeys.get(invocationId) ?? []) this.#segments.delete(key);
-    this.#segmentKeys.delete(invocationId);
-    for (const key of this.#flatUsers.get(invocationId) ?? []) this.#dropFlat(key);
-    this.#flatUsers.delete(invocationId);
+    const keys = this.#segmentKeys.get(invocationId);
+    if (keys !== undefined) {
+      for (const key of keys) this.#segments.delete(key);
+      this.#segmentKeys.delete(invocationId);
+    }
+    const users = this.#flatUsers.get(invocationId);
+    if (users !== undefined) {
+      for (const key of users) this.#dropFlat(key);
+      this.#flatUsers.delete(invocationId);
+    }
   }
 
   /** Drops a kept lineage and every one built on it — also when it was itself let go already. */

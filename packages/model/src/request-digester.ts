@@ -1,6 +1,5 @@
 import { createHash, type Hash, randomUUID } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
-import { canonicalJson } from '@factum/agent-facts';
+import { canonicalJson, sameJson } from '@factum/agent-facts';
 import {
   type ConversationWire,
   conversationWire,
@@ -116,7 +115,7 @@ export class RequestDigester {
       for (; offset < next.length && same < kept.length; offset += 1, same += 1) {
         const message = next[offset]!;
         if (kept[same] === message) continue;
-        if (!isDeepStrictEqual(kept[same], message)) break;
+        if (!sameJson(kept[same], message)) break;
         kept[same] = message;
       }
       if (offset < next.length) break;

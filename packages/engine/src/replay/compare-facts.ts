@@ -1,4 +1,4 @@
-import { canonicalJson, type Fact } from '@factum/agent-facts';
+import { canonicalJson, type Fact, sameJson } from '@factum/agent-facts';
 import type { DivergenceKind } from './replay-report.js';
 
 /**
@@ -36,7 +36,7 @@ export function comparable(fact: Fact): string {
 export function sameFact(recorded: Fact, replayed: Fact): boolean {
   if (recorded.kind !== replayed.kind) return false;
   const place = PLACE[recorded.kind];
-  return equalValues(recorded, replayed, place) || comparable(recorded) === comparable(replayed);
+  return sameJson(recorded, replayed, place) || comparable(recorded) === comparable(replayed);
 }
 
 /** The field of a fact of each kind that only the log's position or clock decides. */
@@ -51,34 +51,6 @@ function withoutPlace(fact: Fact): object {
   if (place === undefined) return fact;
   const { [place]: _place, ...rest } = fact as Record<string, unknown>;
   return rest;
-}
-
-/**
- * Deep equality of plain data (what facts are: JSON values, objects of one prototype),
- * `skip` a top-level field left out. A false answer is only a hint — `sameFact` then
- * compares canonical texts — but a true one is exact.
- */
-function equalValues(a: unknown, b: unknown, skip?: string): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let index = 0; index < a.length; index += 1) if (!equalValues(a[index], b[index])) return false;
-    return true;
-  }
-  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  for (const key in left) {
-    if (!Object.hasOwn(left, key)) return false;
-    if (key === skip) continue;
-    if (!Object.hasOwn(right, key) || !equalValues(left[key], right[key])) return false;
-  }
-  for (const key in right) {
-    if (!Object.hasOwn(right, key)) return false;
-    if (key !== skip && !Object.hasOwn(left, key)) return false;
-  }
-  return true;
 }
 
 /** The kind of divergence a fact of this kind stands for. */
