@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
+import { Engine } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { percentile, report } from '../../../tooling/bench/harness.ts';
-import { Engine } from '../src/index.ts';
 
 const FACTS = 10_000;
 const ROUNDS = 200;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent, ToolResult } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
+import { Engine } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor, type ModelRequest } from '@factum/model';
@@ -11,7 +12,6 @@ import { startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
 import { acquireSharedPostgres } from '../../../tooling/test-postgres/shared-postgres.mjs';
-import { Engine } from '../src/index.ts';
 import { approvalRoundTrip } from './approval-round-trip.ts';
 import { failover } from './failover.ts';
 import { fleet } from './fleet.ts';
@@ -132,7 +132,7 @@ try {
   if (wanted('lease_overhead')) await leaseOverhead();
   if (wanted('turn_submission_retry')) await submissionRetry(provider);
   if (wanted('fork')) await forkBench();
-  if (wanted('replay_verify')) await replayVerify(provider, models, code);
+  if (wanted('replay_verify')) await replayVerify(models, code);
   if (wanted('turn_cpu')) await turnCpu(models, code);
   // Several hosts need PostgreSQL: FACTUM_TEST_POSTGRES_URL's server, as in the tests,
   // or else an embedded one with PostgreSQL's default durability (the tests' skips fsync).

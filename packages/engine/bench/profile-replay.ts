@@ -1,23 +1,21 @@
 // A replay only, for a CPU profile: records a session through the engine, then profiles
 // `rounds` verify replays of it with the inspector (the recording stays out of the
-// profile). `tsx --conditions=@factum/source bench/profile-replay.ts [turns] [rounds] [out]`
+// profile). `tsx bench/profile-replay.ts [turns] [rounds] [out]`
 // writes a .cpuprofile that Chrome's DevTools open.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
+import { Engine } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
-import { startScriptedProvider } from '@factum/model/testing';
-import { Engine } from '../src/index.ts';
 import { recordLongSession } from './replay-verify.ts';
 
 const turns = Number(process.argv[2] ?? 1000);
 const rounds = Number(process.argv[3] ?? 5);
 const out = process.argv[4] ?? 'replay.cpuprofile';
 const dir = mkdtempSync(join(tmpdir(), 'factum-replay-profile-'));
-const provider = await startScriptedProvider();
 const code = new CodeExecutor();
 const log = await EventLog.open(join(dir, 'events.sqlite'));
 const engine = new Engine({
@@ -27,7 +25,7 @@ const engine = new Engine({
   options: { lease: false, recoverOnStart: false },
 });
 try {
-  const { replay } = await recordLongSession(engine, log, provider, turns);
+  const { replay } = await recordLongSession(engine, log, turns);
   await replay();
   const session = new Session();
   session.connect();
@@ -44,6 +42,5 @@ try {
   await engine.close();
   await log.close();
   await code.close();
-  await provider.close();
   rmSync(dir, { recursive: true, force: true });
 }

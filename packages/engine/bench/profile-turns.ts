@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
+import { Engine } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
-import { Engine } from '../src/index.ts';
 import { configOf, durableTurns, startServer } from './turn-cpu.ts';
 
 const turns = Number(process.argv[2] ?? 500);

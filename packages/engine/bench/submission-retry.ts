@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
+import { Engine, type RunInput } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import type { ScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
-import { Engine, type RunInput } from '../src/index.ts';
 
 const turns = 20;
 const retries = 50;

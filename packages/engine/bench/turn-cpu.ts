@@ -11,11 +11,11 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CodeExecutor } from '@factum/code-runtime';
+import { Engine } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import type { ModelExecutor, ModelMessage, ProviderConfig } from '@factum/model';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
-import { Engine } from '../src/index.ts';
 
 const noop = { name: 'noop', description: 'does nothing', inputSchema: { type: 'object' } } as const;
 const catalog = new ToolCatalog([

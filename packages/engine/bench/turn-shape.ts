@@ -7,12 +7,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
+import { Engine, type EngineOptions } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { type ScriptedProvider, startScriptedProvider } from '@factum/model/testing';
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { diskSyncMs, percentile, report } from '../../../tooling/bench/harness.ts';
-import { Engine, type EngineOptions } from '../src/index.ts';
 
 const toolCall = {
   toolCalls: [{ id: 'call-1', name: 'noop', arguments: '{}' }],
