@@ -1,7 +1,7 @@
-// A replay only, for a CPU profile: records a session through the engine, then profiles
-// `rounds` verify replays of it with the inspector (the recording stays out of the
-// profile). `tsx bench/profile-replay.ts [turns] [rounds] [out]`
-// writes a .cpuprofile that Chrome's DevTools open.
+// A replay only, for a CPU profile of the built packages: records a session through the
+// engine, then profiles `rounds` verify replays of it with the inspector (the recording
+// stays out of the profile). `tsx bench/profile-replay.ts [turns] [rounds] [out]` writes
+// a .cpuprofile that Chrome's DevTools open.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 // Durable turns only, for a CPU profile of the whole turn (engine, tools, log, the log's
-// writer thread): `node --cpu-prof --cpu-prof-dir=<dir> --import tsx
-// --conditions=@factum/source bench/profile-turns.ts [turns]` writes one profile a thread.
+// writer thread), of the built packages: `node --cpu-prof --cpu-prof-dir=<dir> --import
+// tsx bench/profile-turns.ts [turns]` writes one profile a thread.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
