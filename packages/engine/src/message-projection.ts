@@ -26,8 +26,9 @@ function sameMessage(old: ModelMessage, next: ModelMessage): boolean {
 const NONE: Promise<MessageLists> = Promise.resolve(Object.freeze([]));
 
 /**
- * Kept lineages at most, each a list as long as its history: the newest serve the next
- * steps and invocations; an older one would serve only a continuation of an old run.
+ * Kept lineages at most, each a few dozen lists of its history's messages (`settled`): the
+ * newest serve the next steps and invocations; an older one would serve only a
+ * continuation of an old run.
  */
 const KEPT_LINEAGES = 8;
 
