@@ -1,12 +1,11 @@
-import {
-  type CommitReceipt,
-  contentDigest,
-  type EventSink,
-  type EventWrite,
-  type Invocation,
-  type LogScope,
-  type RunBoundary,
-  type RuntimeEvent,
+import type {
+  CommitReceipt,
+  EventSink,
+  EventWrite,
+  Invocation,
+  LogScope,
+  RunBoundary,
+  RuntimeEvent,
   ToolResult,
 } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';

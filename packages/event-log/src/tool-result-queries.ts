@@ -19,7 +19,10 @@ export async function readToolResult(
     .where('session_id', '=', sessionId)
     .executeTakeFirst();
   if (row === undefined) {
-    throw new EventLogError('result_missing', `no tool result is stored for event ${eventId} of session ${sessionId}`);
+    throw new EventLogError(
+      'result_missing',
+      `no tool result is stored for event ${eventId} of session ${sessionId}`,
+    );
   }
   return checked(eventId, row);
 }

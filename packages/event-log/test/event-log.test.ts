@@ -52,7 +52,9 @@ describe.each(testStores())('EventLog on $name', (stores) => {
       expect(results.get(id)!.json()).toEqual({ value: n + 1 });
       expect(results.get(id)!.text()).toBe((await log.resolveToolResult('session', id)).text());
     }
-    expect((await log.resolveToolResults('other-session', ids)).get(foreign)!.json()).toEqual({ value: 'other' });
+    expect((await log.resolveToolResults('other-session', ids)).get(foreign)!.json()).toEqual({
+      value: 'other',
+    });
     expect((await log.resolveToolResults('session', [])).size).toBe(0);
     await log.close();
   });
