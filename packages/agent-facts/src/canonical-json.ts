@@ -8,8 +8,7 @@ import { FactumError } from './factum-error.js';
  *
  * The text is the `canonicalize` package's (the scheme's reference implementation, our
  * tests' oracle), written without its per-level string rebuilding: the log canonicalizes
- * every fact, every result and every message of a request, and this is three to five
- * times cheaper.
+ * every fact, every result and every message of a request, and this is about 1.4× cheaper.
  */
 export function canonicalJson(value: unknown): string {
   const prepared = ordered(value);
@@ -34,11 +33,7 @@ const REORDERED = Symbol('reordered');
  * number that is not finite); asks `toJSON` as `JSON.stringify` would.
  */
 function ordered(value: unknown): unknown {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value))
-      throw new Error(Number.isNaN(value) ? 'NaN is not allowed' : 'Infinity is not allowed');
-    return value;
-  }
+  if (typeof value === 'number') return finite(value);
   if (typeof value !== 'object' || value === null) return value;
   const toJson = (value as { toJSON?: unknown }).toJSON;
   if (typeof toJson === 'function') return ordered(toJson.call(value));
@@ -80,16 +75,19 @@ function ordered(value: unknown): unknown {
   return copy ?? object;
 }
 
+/** A number RFC 8785 can write: NaN and the infinities are refused. */
+function finite(value: number): number {
+  if (!Number.isFinite(value))
+    throw new Error(Number.isNaN(value) ? 'NaN is not allowed' : 'Infinity is not allowed');
+  return value;
+}
+
 /**
  * One value's canonical text, member by member, or `undefined` for what JSON has no
  * form for: in an array that is `null`, in an object its member is left out.
  */
 function serialize(value: unknown): string | undefined {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value))
-      throw new Error(Number.isNaN(value) ? 'NaN is not allowed' : 'Infinity is not allowed');
-    return JSON.stringify(value);
-  }
+  if (typeof value === 'number') return JSON.stringify(finite(value));
   // A string, a boolean, null; undefined, a function or a symbol (no form); a bigint (a TypeError).
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
   const toJson = (value as { toJSON?: unknown }).toJSON;

@@ -18,6 +18,7 @@ import { type CapturedTools, RunTools } from '@factum/tools';
 import { classify } from '../agent-loop.js';
 import { type ResultReader, type SessionEvent, toolCallsOf } from '../context-projection.js';
 import { outcomeOfFinalStep } from '../final-step.js';
+import { joined } from '../message-lists.js';
 import type { MessageProjection } from '../message-projection.js';
 import { parkedRunOf } from '../parked-run.js';
 import { isDerivedEnd } from './compare-replay.js';
@@ -177,7 +178,7 @@ export async function replayInvocation(
       } else {
         const started = setup.now?.();
         try {
-          const messages = parts.flat();
+          const messages = joined(parts);
           const stream = setup.models.stream({ ...request, messages }, { provider, signal: setup.signal });
           for await (const _ of stream) {
             // The observations are the answer's stream; the replay keeps only the answer.
