@@ -13,7 +13,13 @@ import { takeSnapshot } from './log-snapshot.js';
 import { PARTITION_TTL_MS } from './partition-chaos.js';
 import { recoverLog } from './recover-log.js';
 import { describeTarget, type TortureStore } from './torture-store.js';
-import { countChildErrors, freePort, type KillBudget, type TortureTally } from './torture-worker.js';
+import {
+  countChildErrors,
+  freePort,
+  type KillBudget,
+  PORT_BUSY,
+  type TortureTally,
+} from './torture-worker.js';
 
 /**
  * The multi-host mode: rounds of `hosts` children on one shared log, one victim per
@@ -63,7 +69,10 @@ export async function runFleetWorker(options: {
     }
     const since = await checkFleet(files, round, tally);
     options.onKill?.();
-    if (since === undefined || rounds % options.rotateEvery === 0)
+    // A host whose port another process took wrote nothing; the next round takes new ports.
+    const portBusy = round.hosts.some((host) => host.exit.code === PORT_BUSY);
+    if (portBusy) tally.portRetries += 1;
+    if (since === undefined || portBusy || rounds % options.rotateEvery === 0)
       files = await freshFleetLog(store, directory, generation, options.hosts + 1, options.sessions);
     else files.since = since;
   }
@@ -94,7 +103,10 @@ async function checkFleet(
     const unhandledRefusal =
       host.exit.code === 1 &&
       (host.exit.stderr.includes("code: 'sealed_invocation'") || host.exit.stderr.includes("code: 'fenced'"));
-    if (survives && !host.paused && crashed && host.leaseLost && !unhandledRefusal) {
+    if (host.exit.code === PORT_BUSY) {
+      // Another process took one of its sessions' ports before it listened: it stopped
+      // before opening the log, so it took no part in the round (as in the single-host mode).
+    } else if (survives && !host.paused && crashed && host.leaseLost && !unhandledRefusal) {
       // A host that stalled past its lease (a loaded machine) stops starting effects and may
       // end early; its effects and facts are still checked below.
       const key = 'host lost its lease and stopped';

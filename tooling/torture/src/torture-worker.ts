@@ -34,7 +34,8 @@ export type KillBudget = { take(): boolean };
 
 type LogFiles = { log: LogTarget; ledger: string; sessions: { id: string; port: number }[]; since: number };
 
-const PORT_BUSY = 4;
+/** A child's exit code when another process took one of its sessions' ports before it listened: it wrote nothing. */
+export const PORT_BUSY = 4;
 
 /**
  * One worker: starts a child, lets it run until it is killed, then reopens its log,
