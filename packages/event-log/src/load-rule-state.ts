@@ -82,7 +82,7 @@ export function* loadRuleState(
 export function ruleStateCached(
   cache: RuleCache,
   staged: StagedWrite,
-  { inMessage = false }: { readonly inMessage?: boolean } = {},
+  { inMessage = false, opened }: { readonly inMessage?: boolean; readonly opened?: Set<string> } = {},
 ): boolean {
   const { event } = staged;
   const { sessionId, invocationId } = event.invocation;
@@ -94,10 +94,14 @@ export function ruleStateCached(
   if (cache.head === undefined || !cache.sessions.has(sessionId)) return false;
   // In one message, an opening the cache does not know is taken for new: the table's
   // key refuses it if it is not (`LogDialect.assumedNew`), and the batch runs again.
+  // So are the later writes of that invocation in the same batch (`opened` collects
+  // such openings as a batch is judged): the rules see the opening's effect in the cache.
   const opening = inMessage && event.fact.kind === 'invocation_opened';
-  if (!opening && !cache.invocations.has(RuleCache.key(sessionId, invocationId))) return false;
+  const key = RuleCache.key(sessionId, invocationId);
+  if (!opening && !cache.invocations.has(key) && opened?.has(key) !== true) return false;
   // A key not yet taken is not cached: an opening with one is judged on what the store holds.
   if (event.fact.kind === 'invocation_opened' && event.fact.idempotencyKey !== undefined) return false;
+  if (opening) opened?.add(key);
   // So is the operation a dispatch starts (never its parent).
   const dispatched = inMessage && event.fact.kind === 'tool_dispatched' ? event.fact.operationId : undefined;
   return operationIdsOf(event.fact).every(

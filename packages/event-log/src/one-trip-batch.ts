@@ -36,8 +36,9 @@ export function oneTripFits(
   if (cache.head === undefined || cache.quietRefreshes < cache.quietNeeded) return false;
   let size = 0;
   let leased: WriterStamp | undefined;
+  const opened = new Set<string>();
   for (const staged of batch) {
-    if (!ruleStateCached(cache, staged, { inMessage }) || answersInside(cache, staged)) {
+    if (!ruleStateCached(cache, staged, { inMessage, opened }) || answersInside(cache, staged)) {
       return false;
     }
     if (startsLeasedWork(staged)) {

@@ -191,6 +191,65 @@ describe('a PostgreSQL batch that starts leased work, sent as one message', () =
     await log.close();
   });
 
+  it('a run’s opening batched with its first step and T1 commits in one message: the later writes of the invocation it opens are judged on its effect', async () => {
+    await using store = await postgres!.create();
+    const log = await EventLog.open(store.target);
+    await log.holdLease(lease);
+    // The first run reads the session; the cache then knows it and its (idle) state.
+    const first = invocation('-a', 'held');
+    await log.append(write(first, facts.opened()));
+    await log.append(write(first, facts.ended()));
+    const second = invocation('-b', 'held');
+    const before = log.stats().oneTrip;
+    const outcomes = await Promise.all(
+      log.commitTogether([
+        write(second, facts.opened()),
+        write(second, facts.completed('s1', [{ id: 'c1' }])),
+        write(second, facts.dispatched('s1:c1', provider)),
+      ]),
+    );
+    expect(log.stats().oneTrip - before, 'the opening, the step and the T1 went as one message').toBe(1);
+    expect(outcomes.map(({ sequence }) => sequence)).toEqual([3, 4, 5]);
+    const reader = await EventLog.open(store.target);
+    const kinds = (await reader.prefix(bounds)).events.map(({ event }) => `${event.invocation.invocationId}:${event.fact.kind}`);
+    expect(kinds).toEqual([
+      'invocation-a:invocation_opened',
+      'invocation-a:invocation_ended',
+      'invocation-b:invocation_opened',
+      'invocation-b:model_completed',
+      'invocation-b:tool_dispatched',
+    ]);
+    expect(await reader.verifyChain()).toEqual({ ok: true, events: 5 });
+    await reader.close();
+    await log.close();
+  });
+
+  it('an opening taken for new in one message that the invocations table already holds writes none of its batch, runs again reading it, and is refused duplicate_invocation with the writes after it', async () => {
+    await using store = await postgres!.create();
+    const log = await EventLog.open(store.target);
+    await log.holdLease(lease);
+    const first = invocation('-a', 'held');
+    await log.append(write(first, facts.opened()));
+    await log.append(write(first, facts.ended()));
+    const taken = invocation('-b', 'held');
+    // A row the cache never saw, written without moving the chain's head.
+    await store.raw(
+      `insert into invocations (session_id, invocation_id, turn_id, run_id, opened_sequence, ended_sequence, terminal) values ('held', '${taken.invocationId}', '${taken.turnId}', '${taken.runId}', 1, 2, 'completed')`,
+    );
+    const before = log.stats().oneTrip;
+    const [opened, completed] = log.commitTogether([
+      write(taken, facts.opened()),
+      write(taken, facts.completed('s1', [{ id: 'c1' }])),
+    ]);
+    await expect(opened).rejects.toMatchObject({ code: 'duplicate_invocation' });
+    await expect(completed).rejects.toMatchObject({ outcome: 'rejected' });
+    expect(log.stats().oneTrip, 'the second run reads the invocation: two trips').toBe(before);
+    const kinds = (await log.prefix(bounds)).events.map(({ event }) => event.fact.kind);
+    expect(kinds).toEqual(['invocation_opened', 'invocation_ended']);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 2 });
+    await log.close();
+  });
+
   it('a dispatch taken for new in one message that the operations table already holds writes nothing, runs again reading it, and is refused duplicate_dispatch', async () => {
     await using store = await postgres!.create();
     const log = await EventLog.open(store.target);
