@@ -24,8 +24,9 @@ const rowOverhead = 1024;
  *   that starts leased work (a T1 or an opening under a lease) fits when
  *   `inMessage` — the store checks the writer's own lease in the message
  *   (`postgresLeaseCheck`), and the opening's invocation or the dispatch's operation is
- *   taken for new, its table's key checking it — and all such writes of the batch are
- *   under one stamp;
+ *   taken for new, its table's key checking it (the run's later writes in the batch are
+ *   judged on the opening's effect) — and all such writes of the batch are under one
+ *   stamp;
  * - the batch's values are too large to be written out as literals.
  */
 export function oneTripFits(
