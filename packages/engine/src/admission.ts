@@ -20,7 +20,8 @@ export async function admit(
   projection: SessionProjection,
 ): Promise<InvocationInput> {
   const { work, invocation } = input;
-  const events = (await projection.view(log, bounds)).events;
+  // Lent to the run's first step (see `SessionProjection.view`).
+  const events = (await projection.view(log, bounds, { lend: true })).events;
   if (events.some(({ event }) => event.invocation.invocationId === invocation.invocationId)) {
     throw new RunError(
       'duplicate_invocation',

@@ -39,7 +39,7 @@ export async function modelTurn(options: {
   // the same transaction as this step, so a reopen that shows the step shows it too.
   await writer.flush();
   const { projection } = options;
-  const view = await projection.view(log, options.bounds);
+  const view = await projection.view(log, options.bounds, { take: true });
   const opening = writer.pendingOpening();
   const pending = opening === undefined ? undefined : { sequence: view.highWater + 1, event: opening };
   const messages = await projection.prompt(view, input.invocation.invocationId, input.instructions, pending);

@@ -56,6 +56,8 @@ export class SessionProjection {
   /** Digests the session's requests in the time of what each adds to the last. */
   readonly #digester = new RequestDigester();
   #system: ModelMessage | undefined;
+  /** A view's check against the log's head, lent to the next view that takes it. */
+  #lent = false;
 
   constructor(sessionId: string) {
     this.#sessionId = sessionId;
@@ -63,6 +65,7 @@ export class SessionProjection {
 
   /** Records a fact this process committed at `sequence`. */
   advance(sequence: number, write: EventWrite): void {
+    this.#lent = false;
     const events = this.#events;
     if (events === undefined) return;
     if (sequence <= this.#highWater) {
@@ -102,6 +105,7 @@ export class SessionProjection {
 
   /** Forgets the history: the next view reads it from the log. */
   invalidate(): void {
+    this.#lent = false;
     this.#events = undefined;
     this.#results.clear();
     this.#prompts = undefined;
@@ -154,12 +158,27 @@ export class SessionProjection {
   /**
    * The session's history within `bounds`: from memory when the log's head still
    * matches, else read again (failing with `bounds_exceeded` as the log does).
+   *
+   * `lend` lends this view's check to the next view that passes `take`, if no other
+   * view and no fact of this process come between: admission checks the history, and
+   * the run's first step, which follows it with nothing read or waited for in between,
+   * builds its prompt on the same check instead of reading the head again (on
+   * PostgreSQL a round trip of each turn). Either read is as old as the other: another
+   * writer may write right after either.
    */
-  async view(log: EventLog, bounds: ContextBounds): Promise<SessionView> {
+  async view(
+    log: EventLog,
+    bounds: ContextBounds,
+    { lend = false, take = false }: { readonly lend?: boolean; readonly take?: boolean } = {},
+  ): Promise<SessionView> {
+    const lent = this.#lent && take;
+    this.#lent = false;
     if (this.#events !== undefined) {
-      const head = await log.sessionHead(this.#sessionId);
       const fits = this.#events.length <= bounds.maxEvents && this.#bytes <= bounds.maxBytes;
+      if (fits && lent) return this.#snapshot(log);
+      const head = await log.sessionHead(this.#sessionId);
       if (fits && head.highWater === this.#highWater && head.digest === this.#digest()) {
+        this.#lent = lend;
         return this.#snapshot(log);
       }
     }
@@ -172,6 +191,7 @@ export class SessionProjection {
       (total, { event }) => total + Buffer.byteLength(canonicalJson(event)),
       0,
     );
+    this.#lent = lend;
     return this.#snapshot(log);
   }
 

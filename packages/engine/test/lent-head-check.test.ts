@@ -1,0 +1,98 @@
+import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
+import { EventLog } from '@factum/event-log';
+import { describe, expect, it } from 'vitest';
+import { SessionProjection } from '../src/session-projection.ts';
+import { configuration, temporaryDirectory } from './support/agent-loop.ts';
+
+const bounds = { maxEvents: 1_000, maxBytes: 1 << 20 };
+const at = (n: number): Invocation => ({
+  sessionId: 'shared',
+  turnId: `turn-${n}`,
+  runId: `run-${n}`,
+  invocationId: `invocation-${n}`,
+});
+const opened: Fact = {
+  kind: 'invocation_opened',
+  configuration: configuration(),
+  input: { kind: 'message', content: 'hello', sourceMessages: [] },
+};
+const ended: Fact = { kind: 'invocation_ended', outcome: { kind: 'completed' } };
+const write = (n: number, fact: Fact) => EventWrite.plain(RuntimeEvent.create(at(n), fact));
+
+/**
+ * A history and, on another connection to the same file, a foreign writer: what it
+ * appends is seen only by a view that reads the session's head.
+ */
+async function sharedSession(file: string) {
+  const log = await EventLog.open(file);
+  const other = await EventLog.open(file);
+  await log.append(write(1, opened));
+  await log.append(write(1, ended));
+  let next = 2;
+  return {
+    log,
+    foreignTurn: async () => {
+      await other.append(write(next, opened));
+      await other.append(write(next, ended));
+      next += 1;
+    },
+    [Symbol.asyncDispose]: async () => {
+      await other.close();
+      await log.close();
+    },
+  };
+}
+
+describe('a view’s check against the log’s head is lent once, to the view right after it', () => {
+  it('the next view that takes it builds on it without reading the head; the view after that reads it again', async () => {
+    using directory = temporaryDirectory();
+    await using session = await sharedSession(directory.file);
+    const projection = new SessionProjection('shared');
+    expect((await projection.view(session.log, bounds, { lend: true })).events).toHaveLength(2);
+    await session.foreignTurn();
+    const taken = await projection.view(session.log, bounds, { take: true });
+    expect(taken.events, 'the lent check stands for the read it replaced').toHaveLength(2);
+    const checked = await projection.view(session.log, bounds, { take: true });
+    expect(checked.events.map(({ event }) => event.invocation.invocationId)).toEqual([
+      'invocation-1',
+      'invocation-1',
+      'invocation-2',
+      'invocation-2',
+    ]);
+    expect(checked.highWater).toBe((await session.log.sessionHead('shared')).highWater);
+  });
+
+  it('a view that does not take it, or a fact this process committed, ends the loan: the next view reads the head', async () => {
+    using directory = temporaryDirectory();
+    await using session = await sharedSession(directory.file);
+    const projection = new SessionProjection('shared');
+    await projection.view(session.log, bounds, { lend: true });
+    await projection.view(session.log, bounds);
+    await session.foreignTurn();
+    expect((await projection.view(session.log, bounds, { take: true })).events).toHaveLength(4);
+
+    await projection.view(session.log, bounds, { lend: true });
+    for (const own of [write(9, opened), write(9, ended)]) {
+      projection.advance((await session.log.append(own)).sequence, own);
+    }
+    await session.foreignTurn();
+    const after = await projection.view(session.log, bounds, { take: true });
+    expect(after.events.map(({ event }) => event.invocation.invocationId).slice(4)).toEqual([
+      'invocation-9',
+      'invocation-9',
+      'invocation-3',
+      'invocation-3',
+    ]);
+  });
+
+  it('a view that was refused lends nothing', async () => {
+    using directory = temporaryDirectory();
+    await using session = await sharedSession(directory.file);
+    const projection = new SessionProjection('shared');
+    await projection.view(session.log, bounds);
+    await session.foreignTurn();
+    // Too small a bound: the view fails, as the log's read does, and keeps nothing.
+    await expect(projection.view(session.log, { maxEvents: 1, maxBytes: 1 << 20 }, { lend: true })).rejects.toThrow();
+    expect((await projection.view(session.log, bounds, { take: true })).events).toHaveLength(4);
+  });
+});
