@@ -18,11 +18,11 @@ type Settle = { resolve: (pause: HandoffPause) => void; reject: (error: unknown)
  */
 export class HandoffGate {
   #pending: HandoffReservation | undefined;
-  #ended: RunError | undefined;
+  #ended: (() => RunError) | undefined;
 
   /** Asks the run to stop at its next safe point for `intent`. */
   reserve(intent: HandoffIntent): HandoffReservation {
-    if (this.#ended) throw this.#ended;
+    if (this.#ended) throw this.#ended();
     if (this.#pending) {
       throw new RunError(
         'handoff_unavailable',
@@ -52,10 +52,13 @@ export class HandoffGate {
     return decision.kind === 'commit' ? { pause, settle: decision.settle } : undefined;
   }
 
-  /** The run ended: pending and later reservations fail with `reason`. */
-  close(reason: RunError): void {
+  /**
+   * The run ended: pending and later reservations fail with the error `reason` makes —
+   * made only for a reservation, as every run closes its gate and few are handed off.
+   */
+  close(reason: () => RunError): void {
     this.#ended = reason;
-    this.#pending?.fail(reason);
+    this.#pending?.fail(reason());
     this.#pending = undefined;
   }
 }
