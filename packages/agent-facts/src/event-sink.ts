@@ -6,6 +6,12 @@ export type CommitReceipt = {
   readonly sequence: number;
   readonly eventId: string;
   readonly digest: string;
+  /**
+   * The session chain's digest at this event, when the log keeps one: equal to the link
+   * of the session's head the writer knew and this event's digest only if nothing else
+   * entered the session between them.
+   */
+  readonly sessionDigest?: string;
 };
 
 /**

@@ -8,8 +8,8 @@ import type { StagedWrite } from './staged-write.js';
 
 /** What the caller of an accepted write is told once its row is durable. */
 export function receiptOf(accepted: AcceptedWrite): CommitReceipt {
-  const { sequence, event_id: eventId, digest } = accepted.row;
-  return { sequence, eventId, digest };
+  const { sequence, event_id: eventId, digest, session_digest: sessionDigest } = accepted.row;
+  return { sequence, eventId, digest, sessionDigest };
 }
 
 /**
