@@ -116,6 +116,8 @@ export class AgentLoop {
     if (parked !== undefined) return { kind: 'failed', error: parked };
     for (;;) {
       if (signal.aborted) return cancelled;
+      // A held handoff waits for its caller: the next step reads the session's head.
+      if (gate.reserved) this.#context.projection.endLoan();
       const sealing = await gate.atSafePoint((intent) => this.#preview(intent), signal);
       if (sealing !== undefined) {
         this.#sealing = sealing;

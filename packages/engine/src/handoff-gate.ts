@@ -20,6 +20,11 @@ export class HandoffGate {
   #pending: HandoffReservation | undefined;
   #ended: (() => RunError) | undefined;
 
+  /** Whether a handoff is reserved: the run's next safe point will wait for its decision. */
+  get reserved(): boolean {
+    return this.#pending !== undefined;
+  }
+
   /** Asks the run to stop at its next safe point for `intent`. */
   reserve(intent: HandoffIntent): HandoffReservation {
     if (this.#ended) throw this.#ended();

@@ -177,7 +177,7 @@ export class InvocationWriter implements EventSink {
     if (projection !== undefined) {
       commits.forEach((commit, index) => {
         commit.then(
-          (receipt) => projection.advance(receipt.sequence, group[index]!),
+          (receipt) => projection.advance(receipt.sequence, group[index]!, receipt.sessionDigest),
           () => projection.invalidate(),
         );
       });

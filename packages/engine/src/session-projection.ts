@@ -63,8 +63,13 @@ export class SessionProjection {
     this.#sessionId = sessionId;
   }
 
-  /** Records a fact this process committed at `sequence`. */
-  advance(sequence: number, write: EventWrite): void {
+  /**
+   * Records a fact this process committed at `sequence`. With the session digest the log
+   * gave it (`CommitReceipt.sessionDigest`), a commit that shows nothing else entered the
+   * session since this history's head lends its check to the next view that takes it
+   * (see `view`): the history was the whole session when that commit was made.
+   */
+  advance(sequence: number, write: EventWrite, sessionDigest?: string): void {
     this.#lent = false;
     const events = this.#events;
     if (events === undefined) return;
@@ -96,11 +101,17 @@ export class SessionProjection {
     events.push({ sequence, event });
     this.#highWater = sequence;
     this.#head = chainLink(this.#head, digest);
+    this.#lent = sessionDigest !== undefined && sessionDigest === this.#head;
     this.#bytes += bytes;
     const result = write.result;
     if (result !== undefined && result.reference().bytes <= KEEP_RESULT_BYTES) {
       this.#results.set(write.event.id, result);
     }
+  }
+
+  /** Ends a loan of a check (see `view`): the next view reads the session's head. */
+  endLoan(): void {
+    this.#lent = false;
   }
 
   /** Forgets the history: the next view reads it from the log. */
@@ -164,7 +175,10 @@ export class SessionProjection {
    * the run's first step, which follows it with nothing read or waited for in between,
    * builds its prompt on the same check instead of reading the head again (on
    * PostgreSQL a round trip of each turn). Either read is as old as the other: another
-   * writer may write right after either.
+   * writer may write right after either. A commit of this process that shows the
+   * history was the whole session lends its check the same way (see `advance`): the
+   * step after a tool's settlement builds on it; a wait in between (a held handoff)
+   * ends the loan (`endLoan`).
    */
   async view(
     log: EventLog,

@@ -62,7 +62,7 @@ describe('a view’s check against the log’s head is lent once, to the view ri
     expect(checked.highWater).toBe((await session.log.sessionHead('shared')).highWater);
   });
 
-  it('a view that does not take it, or a fact this process committed, ends the loan: the next view reads the head', async () => {
+  it('a view that does not take it, or a fact this process committed without the session digest that vouches for it, ends the loan', async () => {
     using directory = temporaryDirectory();
     await using session = await sharedSession(directory.file);
     const projection = new SessionProjection('shared');
@@ -83,6 +83,39 @@ describe('a view’s check against the log’s head is lent once, to the view ri
       'invocation-3',
       'invocation-3',
     ]);
+  });
+
+  it('a commit whose session digest extends the history lends its check; one that shows another writer’s facts before it does not', async () => {
+    using directory = temporaryDirectory();
+    await using session = await sharedSession(directory.file);
+    const projection = new SessionProjection('shared');
+    await projection.view(session.log, bounds);
+    const commit = async (n: number, fact: Fact) => {
+      const own = write(n, fact);
+      const receipt = await session.log.commit(own);
+      projection.advance(receipt.sequence, own, receipt.sessionDigest);
+    };
+    await commit(7, opened);
+    await commit(7, ended);
+    await session.foreignTurn();
+    const ids = async () =>
+      (await projection.view(session.log, bounds, { take: true })).events.map(
+        ({ event }) => event.invocation.invocationId,
+      );
+    expect(await ids(), 'the history was whole when the commit was made').toHaveLength(4);
+    expect(await ids(), 'the loan is spent: the head is read').toHaveLength(6);
+
+    // Another writer's turn lands before this process's next commit: the digest the log
+    // gives that commit does not extend the history in memory, so nothing is lent.
+    await session.foreignTurn();
+    await commit(8, opened);
+    expect((await ids()).slice(6)).toEqual(['invocation-3', 'invocation-3', 'invocation-8']);
+
+    // A held handoff ends a commit's loan.
+    await commit(8, ended);
+    projection.endLoan();
+    await session.foreignTurn();
+    expect((await ids()).slice(9)).toEqual(['invocation-8', 'invocation-4', 'invocation-4']);
   });
 
   it('a view that was refused lends nothing', async () => {
