@@ -96,7 +96,9 @@ export class AgentLoop {
         { cause: error },
       );
     } finally {
-      gate.close(() => new RunError('handoff_unavailable', `the run ended (${outcome.kind}) before a safe point`));
+      gate.close(
+        () => new RunError('handoff_unavailable', `the run ended (${outcome.kind}) before a safe point`),
+      );
     }
     return {
       invocation: input.invocation,

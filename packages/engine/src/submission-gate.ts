@@ -139,7 +139,8 @@ export class SubmissionGate {
 function attached(invocation: Invocation, end: Promise<RunOutcome> | RunOutcome): RunningInvocation {
   const gate = new HandoffGate();
   gate.close(
-    () => new RunError('handoff_unavailable', 'this run was started by an earlier submission with the same key'),
+    () =>
+      new RunError('handoff_unavailable', 'this run was started by an earlier submission with the same key'),
   );
   const recorded = end instanceof Promise ? {} : { recorded: end };
   const done = end instanceof Promise ? end : Promise.resolve(end);

@@ -125,7 +125,9 @@ describe('a view’s check against the log’s head is lent once, to the view ri
     await projection.view(session.log, bounds);
     await session.foreignTurn();
     // Too small a bound: the view fails, as the log's read does, and keeps nothing.
-    await expect(projection.view(session.log, { maxEvents: 1, maxBytes: 1 << 20 }, { lend: true })).rejects.toThrow();
+    await expect(
+      projection.view(session.log, { maxEvents: 1, maxBytes: 1 << 20 }, { lend: true }),
+    ).rejects.toMatchObject({ code: 'bounds_exceeded' });
     expect((await projection.view(session.log, bounds, { take: true })).events).toHaveLength(4);
   });
 });

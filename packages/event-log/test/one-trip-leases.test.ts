@@ -211,7 +211,9 @@ describe('a PostgreSQL batch that starts leased work, sent as one message', () =
     expect(log.stats().oneTrip - before, 'the opening, the step and the T1 went as one message').toBe(1);
     expect(outcomes.map(({ sequence }) => sequence)).toEqual([3, 4, 5]);
     const reader = await EventLog.open(store.target);
-    const kinds = (await reader.prefix(bounds)).events.map(({ event }) => `${event.invocation.invocationId}:${event.fact.kind}`);
+    const kinds = (await reader.prefix(bounds)).events.map(
+      ({ event }) => `${event.invocation.invocationId}:${event.fact.kind}`,
+    );
     expect(kinds).toEqual([
       'invocation-a:invocation_opened',
       'invocation-a:invocation_ended',
