@@ -75,6 +75,19 @@ async function leasedRun(url: string, proxy: FaultProxy, ids: string[]) {
   return { log, at };
 }
 
+/**
+ * A log holding a lease after one whole run of session `held`: that run read the
+ * session, so the cache knows it and its (idle) state.
+ */
+async function afterOneRun(target: Parameters<typeof EventLog.open>[0]): Promise<EventLog> {
+  const log = await EventLog.open(target);
+  await log.holdLease(lease);
+  const first = invocation('-a', 'held');
+  await log.append(write(first, facts.opened()));
+  await log.append(write(first, facts.ended()));
+  return log;
+}
+
 describe('a PostgreSQL batch that starts leased work, sent as one message', () => {
   it('a T1 under a live lease commits in one message, and a writer whose answer the network holds does not block another', async () => {
     await using store = await postgres!.create();
@@ -193,12 +206,7 @@ describe('a PostgreSQL batch that starts leased work, sent as one message', () =
 
   it('a run’s opening batched with its first step and T1 commits in one message: the later writes of the invocation it opens are judged on its effect', async () => {
     await using store = await postgres!.create();
-    const log = await EventLog.open(store.target);
-    await log.holdLease(lease);
-    // The first run reads the session; the cache then knows it and its (idle) state.
-    const first = invocation('-a', 'held');
-    await log.append(write(first, facts.opened()));
-    await log.append(write(first, facts.ended()));
+    const log = await afterOneRun(store.target);
     const second = invocation('-b', 'held');
     const before = log.stats().oneTrip;
     const outcomes = await Promise.all(
@@ -228,11 +236,7 @@ describe('a PostgreSQL batch that starts leased work, sent as one message', () =
 
   it('an opening taken for new in one message that the invocations table already holds writes none of its batch, runs again reading it, and is refused duplicate_invocation with the writes after it', async () => {
     await using store = await postgres!.create();
-    const log = await EventLog.open(store.target);
-    await log.holdLease(lease);
-    const first = invocation('-a', 'held');
-    await log.append(write(first, facts.opened()));
-    await log.append(write(first, facts.ended()));
+    const log = await afterOneRun(store.target);
     const taken = invocation('-b', 'held');
     // A row the cache never saw, written without moving the chain's head.
     await store.raw(
