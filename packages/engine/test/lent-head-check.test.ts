@@ -1,10 +1,18 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
+import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
+import { testStores } from '@factum/event-log/testing';
+import { ModelExecutor } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
+import { Engine } from '../src/index.ts';
 import { SessionProjection } from '../src/session-projection.ts';
-import { configuration, temporaryDirectory } from './support/agent-loop.ts';
+import { bounds, configuration, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
 
-const bounds = { maxEvents: 1_000, maxBytes: 1 << 20 };
+const child = fileURLToPath(new URL('./support/submit-child.ts', import.meta.url));
 const at = (n: number): Invocation => ({
   sessionId: 'shared',
   turnId: `turn-${n}`,
@@ -129,5 +137,54 @@ describe('a view’s check against the log’s head is lent once, to the view ri
       projection.view(session.log, { maxEvents: 1, maxBytes: 1 << 20 }, { lend: true }),
     ).rejects.toMatchObject({ code: 'bounds_exceeded' });
     expect((await projection.view(session.log, bounds, { take: true })).events).toHaveLength(4);
+  });
+});
+
+describe.each(testStores())('two processes taking turns in one session, on $name', (stores) => {
+  it('every step of a turn sees the other process’s turn: admission reads the head, and only the steps after it build on a lent check', async () => {
+    await using store = await stores.create();
+    await using provider = await startScriptedProvider();
+    const log = await EventLog.open(store.target);
+    const code = new CodeExecutor();
+    const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 30_000 }), code });
+    const echo = { names: () => ['echo'], invoke: async (_name: string, value: unknown) => value as never };
+    const turn = async (suffix: string) => {
+      const base = input(provider, suffix, echo);
+      const outcome = await engine.run({ ...base, invocation: { ...base.invocation, sessionId: 'shared' } });
+      expect(outcome.outcome.kind).toBe('completed');
+    };
+    try {
+      provider.script(oneCall('echo'), done);
+      await turn('p1');
+      // The other process's turn: this process's projection of the session, and the
+      // check its last commit lent, are now behind the log.
+      provider.script({ ...done, text: 'sent' });
+      const { stdout } = await promisify(execFile)('node', [
+        '--conditions=@factum/source',
+        '--import',
+        'tsx',
+        child,
+        JSON.stringify(store.target),
+        provider.baseUrl,
+        'c1',
+        'key-c1',
+        'from the other process',
+        '10000',
+      ]);
+      expect(stdout).toContain('"outcome":{"kind":"completed"}');
+      provider.script(oneCall('echo'), done);
+      await turn('p2');
+      const contents = (body: Readonly<Record<string, unknown>>) =>
+        (body.messages as { role: string; content?: unknown }[]).map((message) => message.content);
+      const [first, second] = provider.requests.slice(-2).map(contents);
+      expect(first, 'the turn’s first step').toContain('from the other process');
+      expect(second, 'the step after the settlement').toContain('from the other process');
+      expect(second!.slice(0, first!.length)).toEqual(first);
+      expect(second).toHaveLength(first!.length + 2);
+    } finally {
+      await engine.close();
+      await log.close();
+      await code.close();
+    }
   });
 });
