@@ -1,8 +1,9 @@
 // The model side of `turn_cpu_vs_undurable_loop`: a loopback Chat Completions server in a
 // child process, so that its CPU is not charged to the client measured. It answers by the
 // request, not by a script position: a tool call to `noop` unless the last message is a
-// tool result, then a short text answer. Each answer is OpenAI's streaming shape (role
-// chunk, deltas, finish chunk, usage chunk, `[DONE]`), one SSE event per write.
+// tool result, then a short text answer in eight deltas (the peers benchmark's turn).
+// Each answer is OpenAI's streaming shape (role chunk, deltas, finish chunk, usage
+// chunk, `[DONE]`), one SSE event per write.
 import { createServer } from 'node:http';
 
 const frame = (value) => `data: ${JSON.stringify(value)}\n\n`;
@@ -34,7 +35,7 @@ const toolCall = () =>
   );
 const text = () =>
   chunks(
-    ['all ', 'done'].map((content) => ({ content })),
+    ['The ', 'no-op ', 'tool ', 'ran; ', 'all ', 'is ', 'done', '.'].map((content) => ({ content })),
     'stop',
   );
 

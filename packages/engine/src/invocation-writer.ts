@@ -6,9 +6,11 @@ import {
   EventWrite,
   type Fact,
   type Invocation,
+  type ModelObservation,
   RuntimeEvent,
 } from '@factum/agent-facts';
 import { AppendRefusedError, type EventLog } from '@factum/event-log';
+import { mergeObservations } from './observation-merge.js';
 import type { SessionProjection } from './session-projection.js';
 
 /** How a writer commits the facts nobody has to wait for. */
@@ -31,6 +33,10 @@ export type WriterOptions = {
  * transaction as the next fact that is waited for, in order, so a crash leaves either
  * all of them and that fact, or none. A deferred fact that the log refuses fails the
  * waited-for commit it rode with, as if that had failed.
+ *
+ * Deferred observations are recorded a piece of the stream at a time, not a delta at a
+ * time (see `observe`): what rides in one commit is the same text or arguments, in
+ * fewer facts.
  */
 export class InvocationWriter implements EventSink {
   readonly #log: EventLog;
@@ -42,6 +48,8 @@ export class InvocationWriter implements EventSink {
   /** The invocation's opening while it rides along, and its commit once sent. */
   #opening: EventWrite | undefined;
   #openingCommit: Promise<CommitReceipt> | undefined;
+  /** The last deferred observation, not yet a fact while the next may extend it. */
+  #observed: { readonly stepId: string; observation: ModelObservation } | undefined;
 
   constructor(log: EventLog, invocation: Invocation, options: WriterOptions = {}) {
     this.#log = log;
@@ -86,8 +94,34 @@ export class InvocationWriter implements EventSink {
     this.defer(this.#plain(fact));
   }
 
+  /**
+   * Defers a `model_observed` of the step. Deferred (not eager), an observation that
+   * continues the last one — more text of the same kind, more arguments of the same
+   * tool call (`mergeObservations`) — joins it, and the two become one fact when
+   * anything else is written or flushed: a streamed answer rides as a few facts instead
+   * of one per delta, and nothing but the deltas' boundaries is lost. Eager, every
+   * observation is its own fact at once, for a tail of the log that follows the stream.
+   */
+  observe(stepId: string, observation: ModelObservation): void {
+    if (this.#options.eager) {
+      this.deferFact({ kind: 'model_observed', stepId, observation });
+      return;
+    }
+    const held = this.#observed;
+    if (held?.stepId === stepId) {
+      const merged = mergeObservations(held.observation, observation);
+      if (merged !== undefined) {
+        held.observation = merged;
+        return;
+      }
+    }
+    this.#recordObserved();
+    this.#observed = { stepId, observation };
+  }
+
   /** The `EventSink` side of `deferFact`: a write of the run's tools that may ride along. */
   defer(write: EventWrite): void {
+    this.#recordObserved();
     if (!this.#options.eager) {
       this.#riders.push(write);
       return;
@@ -123,6 +157,7 @@ export class InvocationWriter implements EventSink {
       await this.#settleUnwaited();
       return;
     }
+    this.#recordObserved();
     if (this.#riders.length === 1 && this.#riders[0] === this.#opening) return;
     const riders = this.#riders.splice(0);
     if (riders.length > 0) await settleGroup(this.#send(riders));
@@ -144,6 +179,7 @@ export class InvocationWriter implements EventSink {
 
   /** The `EventSink` of the run's tools: `write` carries the deferred facts along. */
   async commit(write: EventWrite): Promise<CommitReceipt> {
+    this.#recordObserved();
     if (this.#options.eager) {
       await this.#settleUnwaited();
       return settleGroup(this.#send([write]));
@@ -151,7 +187,21 @@ export class InvocationWriter implements EventSink {
     return settleGroup(this.#send([...this.#riders.splice(0), write]));
   }
 
+  /**
+   * The held observation becomes a deferred fact, before whatever is made or written
+   * next (so event times follow the log's order).
+   */
+  #recordObserved(): void {
+    const held = this.#observed;
+    if (held === undefined) return;
+    this.#observed = undefined;
+    this.#riders.push(
+      this.#plain({ kind: 'model_observed', stepId: held.stepId, observation: held.observation }),
+    );
+  }
+
   #plain(fact: Fact): EventWrite {
+    this.#recordObserved();
     return EventWrite.plain(RuntimeEvent.create(this.#invocation, fact, this.#options.origin));
   }
 

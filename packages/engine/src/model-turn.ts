@@ -17,7 +17,8 @@ export type RunObserver = {
 /**
  * One model step: builds the prompt from the session's facts (the in-memory projection,
  * checked against the log's head), then records `model_requested` with the prefix it was
- * built from, every streamed observation as `model_observed`, and `model_completed` —
+ * built from, the streamed observations as `model_observed` (a piece of the stream each,
+ * see `InvocationWriter.observe`), and `model_completed` —
  * none of them waited for: they are deferred and become durable together with the next
  * fact the run must wait for (the step's first T1 or rejection, or the invocation's end).
  */
@@ -61,7 +62,7 @@ export async function modelTurn(options: {
   const stream = options.models.stream(request, { provider: input.provider, signal: options.signal });
   for await (const observation of stream) {
     options.observer?.onObservation?.(stepId, observation);
-    writer.deferFact({ kind: 'model_observed', stepId, observation });
+    writer.observe(stepId, observation);
   }
   const step = await stream.step();
   // An eager writer's completion follows every observation durably, as before.
