@@ -16,6 +16,7 @@ import {
 } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import { commitLoneInsert } from './lone-insert.js';
+import { checkOnHead } from './on-head-rule.js';
 import { oneTripFits, refuseLeasedWork, storeChecksLease } from './one-trip-batch.js';
 import type { ChainHead, RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
@@ -146,7 +147,8 @@ function attempt(
   if (direct === undefined) return commitAsync(db, context, batch, how);
   try {
     // A hook that stops the commit before `COMMIT` needs a transaction to stop in.
-    const lone = batch.length === 1 && context.beforeCommit === undefined && !checkIds;
+    const lone =
+      batch.length === 1 && batch[0]!.onHead === undefined && context.beforeCommit === undefined && !checkIds;
     if (!(lone && commitLoneInsert(db, context.cache, direct, batch[0]!, progress))) {
       runSync(batchSteps(db, context, batch, how), direct);
     }
@@ -314,9 +316,11 @@ function applyRules(
   stored: Set<string> | undefined,
 ): AcceptedWrite[] {
   const accepted: AcceptedWrite[] = [];
+  const verdicts = new Map<object, boolean>();
   for (const staged of batch) {
     let effects: RuleEffects;
     try {
+      checkOnHead(staged, cache, verdicts);
       if (stored?.has(staged.event.id)) {
         throw new RuleRefusal('duplicate_event', `an event with id ${staged.event.id} is already in the log`);
       }

@@ -1,3 +1,4 @@
+import { CommittedHeads } from './committed-heads.js';
 import type { BatchSink, LoopTurns } from './group-commit.js';
 import { inlineWriter } from './inline-writer.js';
 import type { LogStats } from './log-stats.js';
@@ -36,6 +37,8 @@ export class BatchRouter implements BatchSink<PendingWrite> {
   #commitMs = 0;
   #oneTrip = 0;
   #staleHeads = 0;
+  /** Where this log's last commit to each session left it (see `EventLog.committedHead`). */
+  readonly heads = new CommittedHeads();
 
   constructor(store: OpenDatabase, options: BatchRouterOptions) {
     this.#hooks = options.hooks ?? {};
@@ -127,6 +130,8 @@ export class BatchRouter implements BatchSink<PendingWrite> {
       if (result.staleHead) this.#staleHeads += 1;
       this.#facts += stored;
     }
+    // Recorded before any caller is told, like the counts.
+    this.heads.record(batch, result);
     settleBatch(batch, result, this.#hooks);
     return turns;
   }

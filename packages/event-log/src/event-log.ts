@@ -173,8 +173,18 @@ export class EventLog implements EventSink, AsyncDisposable {
    * not parse or fit, or a lease that may not start work, refuses the whole group before
    * anything is queued. A caller that needs no wait on some of the facts rides them along
    * with the next one that must be durable.
+   *
+   * `onHead` makes the group conditional: it commits only if the session of its first
+   * write still ends at that head (`sessionHead`'s answer) when the group reaches the
+   * store; else every write of it is refused `session_moved` and nothing is written. A
+   * caller that built the group on what it last saw of the session (a prompt from its
+   * own copy of the history) learns at the commit, instead of by a read before, that
+   * another writer came in between.
    */
-  commitTogether(writes: readonly EventWrite[]): Promise<CommitReceipt>[] {
+  commitTogether(
+    writes: readonly EventWrite[],
+    options: { readonly onHead?: SessionHead } = {},
+  ): Promise<CommitReceipt>[] {
     const settles = writes.map(() => {
       let settle!: Pick<PendingWrite, 'resolve' | 'reject'>;
       const promise = new Promise<CommitReceipt>((resolve, reject) => {
@@ -183,7 +193,13 @@ export class EventLog implements EventSink, AsyncDisposable {
       return { promise, ...settle };
     });
     try {
-      const staged = writes.map((write) => this.#stage(write, false));
+      const onHead =
+        options.onHead &&
+        Object.freeze({ highWater: options.onHead.highWater, digest: options.onHead.digest });
+      const staged = writes.map((write) => {
+        const one = this.#stage(write, false);
+        return onHead === undefined ? one : { ...one, onHead };
+      });
       this.#queue.pushAll(staged.map((one, index) => ({ staged: one, ...settles[index]! })));
     } catch (error) {
       for (const settle of settles) settle.reject(error);
@@ -283,6 +299,17 @@ export class EventLog implements EventSink, AsyncDisposable {
   scopedPrefix(scope: { session: string } | LogScope, bounds: ReadBounds): Promise<LogPrefix> {
     const resolved: LogScope = 'session' in scope ? { kind: 'session', id: scope.session } : scope;
     return prefixOf(this.#db, resolved, bounds);
+  }
+
+  /**
+   * Where `sessionId` ended after this log's last commit to it (any writer of this
+   * process that commits through it), or `undefined` if it has not written there since it
+   * opened, or its last batch there failed. Other processes' writes are not seen: a
+   * caller that builds on the answer commits on it as a condition (`commitTogether`'s
+   * `onHead`), so the log refuses what another writer made stale.
+   */
+  committedHead(sessionId: string): SessionHead | undefined {
+    return this.#router.heads.get(sessionId);
   }
 
   /**

@@ -12,6 +12,7 @@ export type AppendRefusal =
   | 'parent_not_open'
   | 'session_busy'
   | 'session_held'
+  | 'session_moved'
   | 'invalid_write'
   | 'write_too_large'
   | 'fenced'

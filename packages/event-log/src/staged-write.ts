@@ -1,6 +1,7 @@
 import type { CommitReceipt, RuntimeEvent } from '@factum/agent-facts';
 import type { WriterStamp } from './invocation-owner.js';
 import type { AppendRefusal } from './rule-refusal.js';
+import type { SessionHead } from './session-head.js';
 
 /**
  * A write ready for the store: the parsed event, its canonical bytes and its tool
@@ -17,6 +18,11 @@ export type StagedWrite = {
   readonly writer?: WriterStamp;
   /** Recovery's write: it may move the invocation from an owner whose lease expired. */
   readonly takeover?: boolean;
+  /**
+   * The session head its group was built on (`commitTogether`'s `onHead`): one object
+   * shared by every write of the group, judged once, before the group's first write.
+   */
+  readonly onHead?: SessionHead;
 };
 
 /** What became of one write of a committed batch. */

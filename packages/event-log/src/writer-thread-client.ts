@@ -192,7 +192,7 @@ export class ThreadWriter implements BatchWriter {
       return { kind: 'failed', committing: false, cause, outcomes: [] };
     }
     // Only what is there crosses: a model fact's payload stays here.
-    const writes = batch.map(({ event, body, bytes, digest, result, writer, takeover }) => ({
+    const writes = batch.map(({ event, body, bytes, digest, result, writer, takeover, onHead }) => ({
       event: judged(event),
       body,
       bytes,
@@ -200,6 +200,7 @@ export class ThreadWriter implements BatchWriter {
       ...(result === undefined ? {} : { result }),
       ...(writer === undefined ? {} : { writer }),
       ...(takeover ? { takeover } : {}),
+      ...(onHead === undefined ? {} : { onHead }),
     }));
     let done: Extract<FromWriterThread, { type: 'done' }>;
     try {

@@ -1,5 +1,6 @@
 import type { RuntimeEvent } from '@factum/agent-facts';
 import type { WriterStamp } from './invocation-owner.js';
+import type { SessionHead } from './session-head.js';
 import type { BatchInfo, BatchResult } from './staged-write.js';
 
 /**
@@ -22,6 +23,8 @@ export type WireWrite = {
   readonly result?: { readonly digest: string; readonly text: string };
   readonly writer?: WriterStamp;
   readonly takeover?: boolean;
+  /** Shared by a group's writes, and still shared after the crossing (one message). */
+  readonly onHead?: SessionHead;
 };
 
 /** A batch failure's cause, reduced to what survives the crossing. */

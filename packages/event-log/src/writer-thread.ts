@@ -54,6 +54,7 @@ function stage(write: WireWrite): StagedWrite {
     result: write.result,
     writer: write.writer,
     takeover: write.takeover,
+    onHead: write.onHead,
   };
 }
 
