@@ -12,16 +12,41 @@ import type { SessionProjection } from './session-projection.js';
  * Checks what the log must show before a run may open, and returns what its
  * `invocation_opened` records. Throws `RunError`; writes nothing. The log checks its own
  * rules again when the opening commits, which may be later (it rides along).
+ *
+ * `unchecked`: the session's history in memory is taken as it is, without reading the
+ * log's head, when it ends where this log last left it — for an opening that rides with
+ * its first step's commit on the condition that the session still ends there (see
+ * `InvocationWriter.openOn`): another process's write meanwhile makes that commit refuse
+ * it, and the run starts over. A refusal is never judged on such a history: admission
+ * reads the head and judges again first.
  */
 export async function admit(
   log: EventLog,
   input: RunInput,
   bounds: ContextBounds,
   projection: SessionProjection,
+  unchecked = false,
+): Promise<InvocationInput> {
+  if (unchecked) {
+    try {
+      return await judge(log, input, projection, bounds, true);
+    } catch (error) {
+      if (!RunError.isInstance(error)) throw error;
+    }
+  }
+  return judge(log, input, projection, bounds, false);
+}
+
+async function judge(
+  log: EventLog,
+  input: RunInput,
+  projection: SessionProjection,
+  bounds: ContextBounds,
+  unchecked: boolean,
 ): Promise<InvocationInput> {
   const { work, invocation } = input;
   // Lent to the run's first step (see `SessionProjection.view`).
-  const events = (await projection.view(log, bounds, { lend: true })).events;
+  const events = (await projection.view(log, bounds, { lend: true, unchecked })).events;
   if (events.some(({ event }) => event.invocation.invocationId === invocation.invocationId)) {
     throw new RunError(
       'duplicate_invocation',

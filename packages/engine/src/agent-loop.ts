@@ -8,7 +8,7 @@ import {
   ToolError,
 } from '@factum/agent-facts';
 import type { CodeExecutor } from '@factum/code-runtime';
-import type { EventLog } from '@factum/event-log';
+import { AppendRefusedError, type EventLog } from '@factum/event-log';
 import { ModelError, type ModelExecutor } from '@factum/model';
 import { type CapturedTools, RunTools } from '@factum/tools';
 import { toolCallsOf } from './context-projection.js';
@@ -38,7 +38,16 @@ export type LoopContext = {
   readonly maxSteps: number;
   readonly bounds: ContextBounds;
   readonly observer?: RunObserver;
+  /**
+   * Starts the run over when the log refused its riding opening `session_moved` (its
+   * first prompt was built on a history another writer had moved on): admission again,
+   * on the log's head, and a writer with the opening riding anew. Absent: no start over.
+   */
+  readonly restart?: () => Promise<InvocationWriter>;
 };
+
+/** Starts over at most this often; a session that keeps moving ends the run `busy`. */
+const MAX_STARTS = 3;
 
 export const CANCELLATION_SOURCE = 'runtime_cancellation';
 
@@ -49,6 +58,8 @@ export const CANCELLATION_SOURCE = 'runtime_cancellation';
  */
 export class AgentLoop {
   readonly #context: LoopContext;
+  /** The context's writer, or the one a start over made. */
+  #writer: InvocationWriter;
   #steps = 0;
   #usage = emptyUsage();
   #last: { stepId: string; step: ModelStep } | undefined;
@@ -56,10 +67,39 @@ export class AgentLoop {
 
   constructor(context: LoopContext) {
     this.#context = context;
+    this.#writer = context.writer;
   }
 
+  /**
+   * Runs the invocation to its end. A run whose riding opening the log refused as built
+   * on a moved session wrote nothing and started no effect: it starts over from
+   * admission (the observers saw the discarded step's previews, never a result).
+   */
   async run(): Promise<RunOutcome> {
-    const { input, writer, gate, code } = this.#context;
+    let outcome: InvocationOutcome['kind'] = 'failed';
+    try {
+      for (let starts = 1; ; starts += 1) {
+        const ended = await this.#attempt(starts < MAX_STARTS);
+        if (ended !== undefined) {
+          outcome = ended.outcome.kind;
+          return ended;
+        }
+        this.#steps = 0;
+        this.#usage = emptyUsage();
+        this.#last = undefined;
+        this.#writer = await this.#context.restart!();
+      }
+    } finally {
+      this.#context.gate.close(
+        () => new RunError('handoff_unavailable', `the run ended (${outcome}) before a safe point`),
+      );
+    }
+  }
+
+  /** One start of the run; `undefined` when it must start over (see `run`). */
+  async #attempt(mayStartOver: boolean): Promise<RunOutcome | undefined> {
+    const { input, code } = this.#context;
+    const writer = this.#writer;
     const tools = new RunTools({
       // Through the writer: a T1, T2 or rejection carries the model step before it along.
       sink: writer,
@@ -85,19 +125,20 @@ export class AgentLoop {
       endSequence = await writer.write({ kind: 'invocation_ended', outcome });
       this.#sealing?.settle.resolve(this.#sealing.pause);
     } catch (error) {
-      this.#sealing?.settle.reject(error);
       // An opening the log refused (it rode with the first waited-for commit): nothing of
       // this run was written, and the caller learns why as from `start`.
       const refused = await writer.openingRefusal();
+      const moved = AppendRefusedError.isInstance(refused) && refused.code === 'session_moved';
+      // Not a run that was cancelled or sealed meanwhile: it ends as it would have.
+      const { restart, signal } = this.#context;
+      const again = moved && mayStartOver && restart !== undefined && !signal.aborted;
+      if (again && this.#sealing === undefined) return undefined;
+      this.#sealing?.settle.reject(error);
       if (refused !== undefined) throw openingRefused(refused);
       throw new RunError(
         'persistence',
         'the end of the invocation could not be recorded; recovery will end it',
         { cause: error },
-      );
-    } finally {
-      gate.close(
-        () => new RunError('handoff_unavailable', `the run ended (${outcome.kind}) before a safe point`),
       );
     }
     return {
@@ -136,7 +177,7 @@ export class AgentLoop {
       const stepId = `${input.invocation.invocationId}/${this.#steps}`;
       let step: ModelStep;
       try {
-        step = await modelTurn({ ...this.#context, stepId, tools: captured.specs });
+        step = await modelTurn({ ...this.#context, writer: this.#writer, stepId, tools: captured.specs });
       } catch (error) {
         if (signal.aborted) return cancelled;
         throw error;

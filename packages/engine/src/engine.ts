@@ -297,29 +297,37 @@ export class Engine {
     try {
       await this.host();
       if (this.#options.recoverOnStart) await this.recover();
-      const admitted = await admit(this.#log, input, this.#options.contextBounds, projection);
-      const writer = new InvocationWriter(this.#log, input.invocation, {
-        projection,
-        eager: this.#options.liveModelFacts,
-        ...(this.#options.origin ? { origin: this.#options.origin } : {}),
-      });
-      const opening = {
-        kind: 'invocation_opened',
-        configuration: input.configuration,
-        input: admitted,
-        ...(key === undefined ? {} : { idempotencyKey: key }),
-      } as const;
       // Not waited for unless asked: nothing outside can observe the run before its
       // first T1, rejection or end, and the opening rides with that commit (a refusal by
       // the log then ends the run with this error). Admission has checked the log.
       // A keyed opening is durable before the run calls its model: a submitter on another
       // host that loses the key must learn it before any effect or model request.
       const durable = options.durableStart === true || key !== undefined;
-      const opened = durable ? writer.write(opening) : writer.open(opening);
-      await opened.catch((error: unknown) => {
-        throw openingRefused(error);
-      });
-      return this.#launch(input, writer, projection, options);
+      // A message run whose opening rides with its first step's commit builds on the
+      // history in memory unread: that commit is conditional on the session's head
+      // (`InvocationWriter.openOn`), and a refused one starts the run over, read.
+      const rides = !durable && !this.#options.liveModelFacts && input.work.kind === 'message';
+      const open = async (unchecked: boolean) => {
+        const admitted = await admit(this.#log, input, this.#options.contextBounds, projection, unchecked);
+        const writer = new InvocationWriter(this.#log, input.invocation, {
+          projection,
+          eager: this.#options.liveModelFacts,
+          ...(this.#options.origin ? { origin: this.#options.origin } : {}),
+        });
+        const opening = {
+          kind: 'invocation_opened',
+          configuration: input.configuration,
+          input: admitted,
+          ...(key === undefined ? {} : { idempotencyKey: key }),
+        } as const;
+        const opened = durable ? writer.write(opening) : writer.open(opening);
+        await opened.catch((error: unknown) => {
+          throw openingRefused(error);
+        });
+        return writer;
+      };
+      const writer = await open(rides);
+      return this.#launch(input, writer, projection, options, rides ? () => open(false) : undefined);
     } catch (error) {
       this.#live.delete(sessionId);
       this.#projections.release(sessionId);
@@ -369,6 +377,7 @@ export class Engine {
     writer: InvocationWriter,
     projection: SessionProjection,
     options: RunOptions,
+    restart: (() => Promise<InvocationWriter>) | undefined,
   ): RunningInvocation {
     const controller = new AbortController();
     const cancel = () => controller.abort();
@@ -386,6 +395,7 @@ export class Engine {
       maxSteps: this.#options.maxSteps,
       bounds: this.#options.contextBounds,
       ...(options.observer ? { observer: options.observer } : {}),
+      ...(restart ? { restart } : {}),
     });
     const done = loop.run().finally(() => {
       options.signal?.removeEventListener('abort', cancel);

@@ -9,7 +9,7 @@ import {
   type ModelObservation,
   RuntimeEvent,
 } from '@factum/agent-facts';
-import { AppendRefusedError, type EventLog } from '@factum/event-log';
+import { AppendRefusedError, type EventLog, type SessionHead } from '@factum/event-log';
 import { mergeObservations } from './observation-merge.js';
 import type { SessionProjection } from './session-projection.js';
 
@@ -48,6 +48,8 @@ export class InvocationWriter implements EventSink {
   /** The invocation's opening while it rides along, and its commit once sent. */
   #opening: EventWrite | undefined;
   #openingCommit: Promise<CommitReceipt> | undefined;
+  /** The session head the riding opening's first prompt was built on (see `openOn`). */
+  #openingHead: SessionHead | undefined;
   /** The last deferred observation, not yet a fact while the next may extend it. */
   #observed: { readonly stepId: string; observation: ModelObservation } | undefined;
 
@@ -172,6 +174,17 @@ export class InvocationWriter implements EventSink {
     return this.#opening?.event;
   }
 
+  /**
+   * The riding opening's first prompt was built on the session's history up to `head`:
+   * the commit that carries it is conditional on the session still ending there
+   * (`commitTogether`'s `onHead`). If another writer appended meanwhile, the log refuses
+   * the whole commit `session_moved` — the opening, the step built on the stale history
+   * and the T1 with them, so no effect starts — and the run starts over on the new head.
+   */
+  openOn(head: SessionHead): void {
+    if (this.#opening !== undefined) this.#openingHead = { highWater: head.highWater, digest: head.digest };
+  }
+
   /** Eager: waits for the deferred commits in flight and fails if one failed. Else nothing. */
   async confirmEager(): Promise<void> {
     if (this.#options.eager) await this.#settleUnwaited();
@@ -207,8 +220,12 @@ export class InvocationWriter implements EventSink {
 
   /** Queues `group` as one transaction; the projection follows each write's fate. */
   #send(group: readonly EventWrite[]): Promise<CommitReceipt>[] {
-    const commits = this.#log.commitTogether(group);
     const opening = this.#opening === undefined ? -1 : group.indexOf(this.#opening);
+    // Only the opening's first commit is conditional: if it failed, what rides again is
+    // the run's end, built on nothing (see below).
+    const onHead = opening >= 0 ? this.#openingHead : undefined;
+    this.#openingHead = undefined;
+    const commits = this.#log.commitTogether(group, onHead === undefined ? {} : { onHead });
     if (opening >= 0) {
       const write = this.#opening!;
       this.#openingCommit = commits[opening];

@@ -42,6 +42,8 @@ export async function modelTurn(options: {
   const { projection } = options;
   const view = await projection.view(log, options.bounds, { take: true });
   const opening = writer.pendingOpening();
+  // The opening commits only if the session still ends where this prompt's history does.
+  if (opening !== undefined) writer.openOn(view);
   const pending = opening === undefined ? undefined : { sequence: view.highWater + 1, event: opening };
   const messages = await projection.prompt(view, input.invocation.invocationId, input.instructions, pending);
   const request: ModelRequest = {

@@ -6,7 +6,7 @@ import {
   type ToolResult,
 } from '@factum/agent-facts';
 import { chainLink, contentDigest } from '@factum/agent-facts/digest';
-import { EMPTY_DIGEST, type EventLog, stagedForm } from '@factum/event-log';
+import { EMPTY_DIGEST, type EventLog, type SessionHead, stagedForm } from '@factum/event-log';
 import { type ModelMessage, type ModelRequest, type ProviderConfig, RequestDigester } from '@factum/model';
 import type { ResultReader, SessionEvent } from './context-projection.js';
 import { MessageProjection } from './message-projection.js';
@@ -179,17 +179,30 @@ export class SessionProjection {
    * history was the whole session lends its check the same way (see `advance`): the
    * step after a tool's settlement builds on it; a wait in between (a held handoff)
    * ends the loan (`endLoan`).
+   *
+   * `unchecked` takes the history in memory with no read at all when it ends where the
+   * log's last commit to the session left it (`EventLog.committedHead`: nothing else
+   * written through this log since), for a caller whose writes built on it commit only
+   * if the session still ends there (`commitTogether`'s `onHead`): the log checks at the
+   * commit what this would have read, other processes' writes included.
    */
   async view(
     log: EventLog,
     bounds: ContextBounds,
-    { lend = false, take = false }: { readonly lend?: boolean; readonly take?: boolean } = {},
+    {
+      lend = false,
+      take = false,
+      unchecked = false,
+    }: { readonly lend?: boolean; readonly take?: boolean; readonly unchecked?: boolean } = {},
   ): Promise<SessionView> {
-    const lent = this.#lent && take;
+    const lent = (this.#lent && take) || (unchecked && this.#endsAt(log.committedHead(this.#sessionId)));
     this.#lent = false;
     if (this.#events !== undefined) {
       const fits = this.#events.length <= bounds.maxEvents && this.#bytes <= bounds.maxBytes;
-      if (fits && lent) return this.#snapshot(log);
+      if (fits && lent) {
+        this.#lent = lend;
+        return this.#snapshot(log);
+      }
       const head = await log.sessionHead(this.#sessionId);
       if (fits && head.highWater === this.#highWater && head.digest === this.#digest()) {
         this.#lent = lend;
@@ -211,6 +224,10 @@ export class SessionProjection {
 
   #digest(): string {
     return this.#head ?? EMPTY_DIGEST;
+  }
+
+  #endsAt(head: SessionHead | undefined): boolean {
+    return head !== undefined && head.highWater === this.#highWater && head.digest === this.#digest();
   }
 
   #snapshot(log: EventLog): SessionView {

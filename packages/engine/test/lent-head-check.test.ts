@@ -141,23 +141,31 @@ describe('a view’s check against the log’s head is lent once, to the view ri
 });
 
 describe.each(testStores())('two processes taking turns in one session, on $name', (stores) => {
-  it('every step of a turn sees the other process’s turn: admission reads the head, and only the steps after it build on a lent check', async () => {
+  it('every step of a turn sees the other process’s turn: a first step built on the stale history is refused with its opening, nothing of it written and no effect run, and the run starts over on the new head', async () => {
     await using store = await stores.create();
     await using provider = await startScriptedProvider();
     const log = await EventLog.open(store.target);
     const code = new CodeExecutor();
     const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 30_000 }), code });
-    const echo = { names: () => ['echo'], invoke: async (_name: string, value: unknown) => value as never };
+    let echoes = 0;
+    const echo = {
+      names: () => ['echo'],
+      invoke: async (_name: string, value: unknown) => {
+        echoes += 1;
+        return value as never;
+      },
+    };
     const turn = async (suffix: string) => {
       const base = input(provider, suffix, echo);
       const outcome = await engine.run({ ...base, invocation: { ...base.invocation, sessionId: 'shared' } });
       expect(outcome.outcome.kind).toBe('completed');
+      return outcome;
     };
     try {
       provider.script(oneCall('echo'), done);
       await turn('p1');
-      // The other process's turn: this process's projection of the session, and the
-      // check its last commit lent, are now behind the log.
+      // The other process's turn: this process's projection of the session is now
+      // behind the log, and this process does not read the head before its next turn.
       provider.script({ ...done, text: 'sent' });
       const { stdout } = await promisify(execFile)('node', [
         '--conditions=@factum/source',
@@ -172,15 +180,32 @@ describe.each(testStores())('two processes taking turns in one session, on $name
         '10000',
       ]);
       expect(stdout).toContain('"outcome":{"kind":"completed"}');
-      provider.script(oneCall('echo'), done);
-      await turn('p2');
+      const before = provider.requests.length;
+      echoes = 0;
+      // The stale first step asks for the tool too: its T1 rides with the refused opening.
+      provider.script(oneCall('echo'), oneCall('echo'), done);
+      const outcome = await turn('p2');
+      expect(outcome.steps).toBe(2);
+      expect(echoes, 'the stale step’s call never ran').toBe(1);
       const contents = (body: Readonly<Record<string, unknown>>) =>
         (body.messages as { role: string; content?: unknown }[]).map((message) => message.content);
-      const [first, second] = provider.requests.slice(-2).map(contents);
+      const [stale, first, second] = provider.requests.slice(before).map(contents);
+      expect(provider.requests.length - before).toBe(3);
+      expect(stale, 'the discarded step, built on the history in memory').not.toContain(
+        'from the other process',
+      );
       expect(first, 'the turn’s first step').toContain('from the other process');
       expect(second, 'the step after the settlement').toContain('from the other process');
       expect(second!.slice(0, first!.length)).toEqual(first);
       expect(second).toHaveLength(first!.length + 2);
+      // The log holds the turn once: one opening, the two steps it recorded, one dispatch.
+      const facts = (await log.invocationEvents(outcome.invocation, bounds)).map(
+        ({ event }) => event.fact.kind,
+      );
+      expect(facts.filter((kind) => kind === 'invocation_opened')).toHaveLength(1);
+      expect(facts.filter((kind) => kind === 'model_requested')).toHaveLength(2);
+      expect(facts.filter((kind) => kind === 'tool_dispatched')).toHaveLength(1);
+      expect(facts.at(-1)).toBe('invocation_ended');
     } finally {
       await engine.close();
       await log.close();

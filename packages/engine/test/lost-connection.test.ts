@@ -36,9 +36,15 @@ describe('an engine whose PostgreSQL connection is lost', () => {
       const effect = effectInto(ledger);
       provider.script(oneCall('echo'), done);
       expect((await engine.run(input(provider, 'one', effect))).outcome).toEqual({ kind: 'completed' });
-      // The next run reads the session's history first: the network cuts under that read.
+      // A run on a session this engine has not seen reads its history first (a session
+      // it wrote last builds on its own copy, checked at the commit): the network cuts
+      // under that read.
+      const elsewhere = (suffix: string) => {
+        const base = input(provider, suffix, effect);
+        return { ...base, invocation: { ...base.invocation, sessionId: 'elsewhere' } };
+      };
       proxy.stall();
-      const refused = engine.run(input(provider, 'two', effect)).then(
+      const refused = engine.run(elsewhere('two')).then(
         () => 'completed',
         (error: unknown) => error,
       );
@@ -50,7 +56,7 @@ describe('an engine whose PostgreSQL connection is lost', () => {
       expect(effects(ledger)).toHaveLength(1);
       proxy.heal();
       provider.script(oneCall('echo'), done);
-      expect((await engine.run(input(provider, 'two', effect))).outcome).toEqual({ kind: 'completed' });
+      expect((await engine.run(elsewhere('two'))).outcome).toEqual({ kind: 'completed' });
       expect(effects(ledger)).toHaveLength(2);
       const ended = (await log.prefix(wide)).events
         .filter(({ event }) => event.fact.kind === 'invocation_ended')

@@ -23,7 +23,10 @@ const turn = fc.record({
   steps: fc.array(fc.array(call, { minLength: 1, maxLength: 2 }), { maxLength: 2 }),
   answer: fc.string({ maxLength: 16 }),
   // Which of two engines (two log handles on one file, as two processes) runs the turn:
-  // the other's facts must invalidate a projection kept in memory.
+  // the other's facts must invalidate a projection kept in memory. An engine that ran
+  // this session before builds its turn's first step on its own history unread; the
+  // other's turn since makes the log refuse that step with the opening, and the run
+  // starts over on the log's head: one request sent and never recorded.
   engine: fc.constantFrom(0, 1),
 });
 
@@ -61,18 +64,29 @@ describe('a prompt projected in memory equals the prompt projected from the reop
               options: { lease: { hostId: `host-${index}` } },
             }),
         );
+        /** The indexes of requests sent on a stale history (refused, never recorded). */
+        const discarded = new Set<number>();
         for (const [index, planned] of turns.entries()) {
-          for (const step of planned.steps) {
-            provider.script({
+          const replies = [
+            ...planned.steps.map((step) => ({
               toolCalls: step.map((one, c) => ({
                 id: `call-${c}`,
                 name: one.name,
                 arguments: one.badArguments ? '{"value":' : JSON.stringify({ value: one.value }),
               })),
-              finishReason: 'tool_calls',
-            });
+              finishReason: 'tool_calls' as const,
+            })),
+            { text: planned.answer, finishReason: 'stop' as const },
+          ];
+          const previous = turns.slice(0, index).findLastIndex((turn) => turn.engine === planned.engine);
+          if (
+            previous >= 0 &&
+            turns.slice(previous + 1, index).some((turn) => turn.engine !== planned.engine)
+          ) {
+            discarded.add(provider.recorded.length + provider.pending);
+            provider.script(replies[0]!);
           }
-          provider.script({ text: planned.answer, finishReason: 'stop' });
+          provider.script(...replies);
           const outcome = await engines[planned.engine]!.run({
             invocation: {
               sessionId: 'session',
@@ -85,6 +99,8 @@ describe('a prompt projected in memory equals the prompt projected from the reop
             work: { kind: 'message', message: planned.message, tools, allowPriorUnknown: true },
           });
           expect(outcome.outcome).toEqual({ kind: 'completed' });
+          // Exactly the replies planned were asked for: a start over where predicted, no other.
+          expect(provider.pending).toBe(0);
         }
         for (const engine of engines) await engine.close();
         for (const log of logs) await log.close();
@@ -94,7 +110,9 @@ describe('a prompt projected in memory equals the prompt projected from the reop
         const requested: Requested[] = events.flatMap(({ sequence, event }) =>
           event.fact.kind === 'model_requested' ? [{ sequence, event, fact: event.fact }] : [],
         );
-        expect(requested).toHaveLength(provider.recorded.length);
+        const sent = provider.recorded.filter((_, index) => !discarded.has(index));
+        expect(provider.recorded).toHaveLength(sent.length + discarded.size);
+        expect(requested).toHaveLength(sent.length);
         for (const [index, { event, fact }] of requested.entries()) {
           // The prefix the request names is the session's chain up to its high water.
           const prefix = events.filter(({ sequence }) => sequence <= fact.source.highWater);
@@ -119,7 +137,7 @@ describe('a prompt projected in memory equals the prompt projected from the reop
             (await reopened.resolveToolResult('session', eventId)).json(),
           );
           const request: ModelRequest = { messages, tools: tools.specs() };
-          expect(provider.recorded[index]!.text).toBe(JSON.stringify(wireBody(config, request)));
+          expect(sent[index]!.text).toBe(JSON.stringify(wireBody(config, request)));
           // The digest recorded, made step by step from the last one, is the whole request's.
           expect(fact.inputDigest).toBe(requestDigest(config, request));
         }
