@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog, type LogTarget } from '@factum/event-log';
 import { type TestStoreFactory, testStores } from '@factum/event-log/testing';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { bounds, temporaryDirectory } from './support/agent-loop.ts';
 
 const child = fileURLToPath(new URL('./support/lease-child.ts', import.meta.url));
@@ -18,10 +18,19 @@ type Host = {
   readonly exit: Promise<{ code: number | null; signal: string | null }>;
 };
 
+/** Hosts a test started: a test that fails or times out leaves none running (they renew leases). */
+const started = new Set<ChildProcess>();
+afterEach(() => {
+  for (const process of started)
+    if (process.exitCode === null && process.signalCode === null) process.kill('SIGKILL');
+  started.clear();
+});
+
 function host(args: string[]): Host {
   const process = spawn('node', ['--conditions=@factum/source', '--import', 'tsx', child, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  started.add(process);
   const lines: string[] = [];
   const waiters: { prefix: string; resolve: (line: string) => void }[] = [];
   let text = '';

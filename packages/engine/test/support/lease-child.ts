@@ -99,8 +99,10 @@ if (command === 'turns') {
   say(`own ${(await engine.run(input(`own-${name}`, `${name}-own`))).outcome.kind}`);
   say('live');
   while (!existsSync(extra!)) await sleep(20);
-  // A refused admission asks the model nothing: one reply serves the turn that gets in.
-  provider.script(done);
+  // A refused admission asks the model nothing. But the other survivor may get in while
+  // this one's first step is at the model: this one's first commit is then refused as
+  // built on a moved session, and the run starts over, asking again. Replies to spare.
+  provider.script(done, done, done, done, done, done);
   for (;;) {
     try {
       const outcome = await engine.run(input(session!, `${name}-after`, true));
