@@ -204,7 +204,7 @@ export class SessionProjection {
         return this.#snapshot(log);
       }
       const head = await log.sessionHead(this.#sessionId);
-      if (fits && head.highWater === this.#highWater && head.digest === this.#digest()) {
+      if (fits && this.#endsAt(head)) {
         this.#lent = lend;
         return this.#snapshot(log);
       }
@@ -226,6 +226,7 @@ export class SessionProjection {
     return this.#head ?? EMPTY_DIGEST;
   }
 
+  /** Whether the history in memory ends at `head` (the log's, or where its last commit left it). */
   #endsAt(head: SessionHead | undefined): boolean {
     return head !== undefined && head.highWater === this.#highWater && head.digest === this.#digest();
   }
