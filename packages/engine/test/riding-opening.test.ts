@@ -51,6 +51,25 @@ describe.each(testStores())('a riding opening on $name', (stores) => {
     expect(effects(s.ledger)).toHaveLength(1);
   }, 60_000);
 
+  it('a new session’s first turn builds on its empty history: on PostgreSQL each of its commits is one message', async () => {
+    await using s = await setup();
+    await using engine = s.engine('host-a');
+    await using provider = await startScriptedProvider();
+    provider.script(oneCall('echo'), done, oneCall('echo'), done);
+    // A first turn, so that the log's cache knows the chain's head.
+    expect((await engine.run(input(provider, 'first', s.effect))).outcome).toEqual({ kind: 'completed' });
+    const before = s.log.stats();
+    const fresh = input(provider, 'fresh', s.effect);
+    const result = await engine.run({ ...fresh, invocation: { ...fresh.invocation, sessionId: 'new' } });
+    expect(result.outcome).toEqual({ kind: 'completed' });
+    const after = s.log.stats();
+    expect(after.commits - before.commits).toBe(3);
+    // The log took the session the engine found empty for new, its store checking that.
+    expect(after.oneTrip - before.oneTrip).toBe(stores.name === 'postgres' ? 3 : 0);
+    expect(effects(s.ledger)).toHaveLength(2);
+    expect((await s.log.verifyChain()).ok).toBe(true);
+  }, 60_000);
+
   it('durableStart: start() resolves once the opening is durable, in a commit of its own', async () => {
     await using s = await setup();
     await using engine = s.engine('host-a');

@@ -255,13 +255,21 @@ function* batchSteps(
   // its head checked by the store, and a stale guess writes nothing (see `commitBatch`).
   // The writer's own lease, never cached, is then checked by the store too.
   const inMessage = dialect.leaseCheck !== undefined && dialect.assumedNew !== undefined;
+  const fresh = inMessage && dialect.freshSessions !== undefined ? new Set<string>() : undefined;
   const oneTrip =
-    dialect.oneTrip && !checkIds && oneTripFits(cache, batch, { inMessage }) ? dialect.oneTrip : undefined;
+    dialect.oneTrip && !checkIds && oneTripFits(cache, batch, { inMessage, fresh })
+      ? dialect.oneTrip
+      : undefined;
   for (const statement of dialect.begin) yield statement;
   try {
     if (oneTrip) {
       progress.guessed = cache.head!;
       yield oneTrip(progress.guessed);
+      // Sessions taken for new: empty in the cache, checked by the store.
+      if (fresh !== undefined && fresh.size > 0) {
+        for (const sessionId of fresh) cache.session(sessionId);
+        yield dialect.freshSessions!([...fresh]);
+      }
     } else {
       yield* dialect.refresh(cache);
     }

@@ -4,6 +4,7 @@ import { needsClock } from './approval-rules.js';
 import { type HostLeaseState, type LeaseView, leaseOf } from './invocation-owner.js';
 import { loadForkSources } from './load-fork-sources.js';
 import { run, type Statements } from './log-dialect.js';
+import { EMPTY_DIGEST } from './log-prefix.js';
 import type { LogDatabase } from './log-schema.js';
 import { RuleCache } from './rule-cache.js';
 import type { StagedWrite } from './staged-write.js';
@@ -82,7 +83,15 @@ export function* loadRuleState(
 export function ruleStateCached(
   cache: RuleCache,
   staged: StagedWrite,
-  { inMessage = false, opened }: { readonly inMessage?: boolean; readonly opened?: Set<string> } = {},
+  {
+    inMessage = false,
+    opened,
+    fresh,
+  }: {
+    readonly inMessage?: boolean;
+    readonly opened?: Set<string>;
+    readonly fresh?: Set<string>;
+  } = {},
 ): boolean {
   const { event } = staged;
   const { sessionId, invocationId } = event.invocation;
@@ -91,7 +100,14 @@ export function ruleStateCached(
   if (event.fact.kind === 'session_forked') return false;
   // Unless the store checks the writer's lease in the transaction's one message.
   if (startsLeasedWork(staged) && !inMessage) return false;
-  if (cache.head === undefined || !cache.sessions.has(sessionId)) return false;
+  if (cache.head === undefined) return false;
+  if (!cache.sessions.has(sessionId) && fresh?.has(sessionId) !== true) {
+    // In one message, a session the cache does not know is taken for new when its
+    // writer built the group on its empty history: the store checks that it holds no
+    // fact of it (`LogDialect.freshSessions`), and the batch runs again, read, if it does.
+    if (!(inMessage && fresh !== undefined && builtOnEmptySession(staged))) return false;
+    fresh.add(sessionId);
+  }
   // In one message, an opening the cache does not know is taken for new: the table's
   // key refuses it if it is not (`LogDialect.assumedNew`), and the batch runs again.
   // So are the later writes of that invocation in the same batch (`opened` collects
@@ -106,6 +122,19 @@ export function ruleStateCached(
   const dispatched = inMessage && event.fact.kind === 'tool_dispatched' ? event.fact.operationId : undefined;
   return operationIdsOf(event.fact).every(
     (id, index) => (index === 0 && id === dispatched) || cache.operations.has(RuleCache.key(sessionId, id)),
+  );
+}
+
+/** An opening (with no submitter's key) of a group conditional on an empty session. */
+function builtOnEmptySession(staged: StagedWrite): boolean {
+  const { fact } = staged.event;
+  const head = staged.onHead;
+  return (
+    fact.kind === 'invocation_opened' &&
+    fact.idempotencyKey === undefined &&
+    head !== undefined &&
+    head.highWater === 0 &&
+    head.digest === EMPTY_DIGEST
   );
 }
 

@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { LeaseView, WriterStamp } from './invocation-owner.js';
 import { leaseRefusal, postgresLeaseCheck, postgresLeaseGuard } from './lease-guard.js';
-import { headMoved, oneTripOpening } from './postgres-one-trip.js';
+import { freshSessionsGuard, headMoved, oneTripOpening, SESSION_NOT_NEW } from './postgres-one-trip.js';
 import type { ChainHead, RuleCache } from './rule-cache.js';
 
 /**
@@ -106,8 +106,15 @@ export interface LogDialect {
    */
   readonly leaseCheck?: (writer: WriterStamp) => CompiledQuery;
   /**
-   * Whether a transaction failed on the key of the invocations or operations table: an
-   * opening or a dispatch a one-message batch took for new was not (nothing was kept).
+   * With `oneTrip`: a statement sent with `COMMIT` that fails the transaction (so that
+   * `assumedNew` holds) if the log holds a fact, or an admission row, of any of
+   * `sessionIds` — the sessions a one-message batch took for new (see `oneTripFits`).
+   */
+  readonly freshSessions?: (sessionIds: readonly string[]) => CompiledQuery;
+  /**
+   * Whether a transaction failed on the key of the invocations or operations table, or
+   * on `freshSessions`: an opening, a dispatch or a session a one-message batch took for
+   * new was not (nothing was kept).
    */
   readonly assumedNew?: (error: unknown) => boolean;
   /** The lease a transaction's `leaseCheck` refused, as the rules see it; nothing was kept. */
@@ -206,9 +213,11 @@ export const postgresDialect: LogDialect = {
   headMoved,
   leaseCheck: postgresLeaseCheck,
   leaseRefusal,
+  freshSessions: freshSessionsGuard,
   assumedNew: (error) =>
-    field(error, 'code') === '23505' &&
-    (field(error, 'constraint') === 'operations_pk' || field(error, 'constraint') === 'invocations_pk'),
+    field(error, 'code') === SESSION_NOT_NEW ||
+    (field(error, 'code') === '23505' &&
+      (field(error, 'constraint') === 'operations_pk' || field(error, 'constraint') === 'invocations_pk')),
 };
 
 function integer(value: number): string {

@@ -26,20 +26,23 @@ const rowOverhead = 1024;
  *   (`postgresLeaseCheck`), and the opening's invocation or the dispatch's operation is
  *   taken for new, its table's key checking it (the run's later writes in the batch are
  *   judged on the opening's effect) — and all such writes of the batch are under one
- *   stamp;
+ *   stamp. So does an opening in a session the cache does not know, when its group was
+ *   built on that session's empty history (`commitTogether`'s `onHead`): the session
+ *   is taken for new and added to `fresh`, whose sessions the store checks hold no fact
+ *   (`LogDialect.freshSessions`) — a new session's first turn costs no read either;
  * - the batch's values are too large to be written out as literals.
  */
 export function oneTripFits(
   cache: RuleCache,
   batch: readonly StagedWrite[],
-  { inMessage = false }: { readonly inMessage?: boolean } = {},
+  { inMessage = false, fresh }: { readonly inMessage?: boolean; readonly fresh?: Set<string> } = {},
 ): boolean {
   if (cache.head === undefined || cache.quietRefreshes < cache.quietNeeded) return false;
   let size = 0;
   let leased: WriterStamp | undefined;
   const opened = new Set<string>();
   for (const staged of batch) {
-    if (!ruleStateCached(cache, staged, { inMessage, opened }) || answersInside(cache, staged)) {
+    if (!ruleStateCached(cache, staged, { inMessage, opened, fresh }) || answersInside(cache, staged)) {
       return false;
     }
     if (startsLeasedWork(staged)) {

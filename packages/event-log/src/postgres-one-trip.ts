@@ -11,6 +11,9 @@ export const ONE_MESSAGE = '/* one message */';
 /** The SQLSTATE the head guard raises (class `QH`: no PostgreSQL class uses it). */
 export const HEAD_MOVED = 'QH001';
 
+/** The SQLSTATE `freshSessionsGuard` raises. */
+export const SESSION_NOT_NEW = 'QH002';
+
 /**
  * The statement that opens a one-trip transaction (see `oneTripFits`): the chain's lock,
  * and a guard that fails the transaction with `HEAD_MOVED` unless the chain's last event
@@ -39,6 +42,28 @@ export function oneTripOpening(head: ChainHead, chainLock: number): CompiledQuer
   return CompiledQuery.raw(
     `${HELD_WITH_COMMIT} ${ONE_MESSAGE} select pg_advisory_xact_lock(${chainLock}); ${guard}`,
   );
+}
+
+/**
+ * The guard of the sessions a one-message batch took for new (see `oneTripFits`): fails
+ * the transaction with `SESSION_NOT_NEW` if the log holds any fact or admission row of
+ * one of them. Held like a write and sent with `COMMIT`, after the chain's lock. The ids
+ * are the callers' strings, so they go into the block hex-encoded: no quote or dollar
+ * sign of theirs can end it.
+ */
+export function freshSessionsGuard(sessionIds: readonly string[]): CompiledQuery {
+  if (sessionIds.length === 0) throw new TypeError('no session to check');
+  const ids = sessionIds
+    .map((id) => `convert_from(decode('${Buffer.from(id, 'utf8').toString('hex')}', 'hex'), 'UTF8')`)
+    .join(', ');
+  const guard = [
+    'do $$ begin',
+    `if exists (select 1 from events where session_id in (${ids}))`,
+    `or exists (select 1 from sessions where session_id in (${ids})) then`,
+    `raise exception 'a session taken for new holds facts: another writer wrote to it' using errcode = '${SESSION_NOT_NEW}';`,
+    'end if; end $$',
+  ].join(' ');
+  return CompiledQuery.raw(`${HELD_WITH_COMMIT} ${guard}`);
 }
 
 /** Whether a transaction failed on the head guard: nothing of it was kept. */
