@@ -249,7 +249,9 @@ class StreamAttempt implements ExchangeSink {
     this.#settled = true;
     this.#cleanup();
     // After the grace period the server still had not ended the body: close it.
-    this.#exchange?.abort(new Error('the answer was complete'));
+    // A body that ended cleanly needs no abort, nor the error built to give its reason.
+    const exchange = this.#exchange;
+    if (exchange !== undefined && !exchange.finished) exchange.abort(new Error('the answer was complete'));
     this.#resolve(step);
   }
 
