@@ -1,5 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import { HELD_WITH_COMMIT } from './lease-guard.js';
+import { quote } from './postgres-literal.js';
 import type { ChainHead } from './rule-cache.js';
 
 /**
@@ -48,20 +49,20 @@ export function oneTripOpening(head: ChainHead, chainLock: number): CompiledQuer
  * The guard of the sessions a one-message batch took for new (see `oneTripFits`): fails
  * the transaction with `SESSION_NOT_NEW` if the log holds any fact or admission row of
  * one of them. Held like a write and sent with `COMMIT`, after the chain's lock. The ids
- * are the callers' strings, so they go into the block hex-encoded: no quote or dollar
- * sign of theirs can end it.
+ * are the callers' strings: they are written as quoted literals, so the tables' indexes
+ * find them, inside a block whose dollar-quote tag none of them contains.
  */
 export function freshSessionsGuard(sessionIds: readonly string[]): CompiledQuery {
   if (sessionIds.length === 0) throw new TypeError('no session to check');
-  const ids = sessionIds
-    .map((id) => `convert_from(decode('${Buffer.from(id, 'utf8').toString('hex')}', 'hex'), 'UTF8')`)
-    .join(', ');
+  let tag = '$fresh$';
+  while (sessionIds.some((id) => id.includes(tag))) tag = `${tag.slice(0, -1)}x$`;
+  const ids = sessionIds.map(quote).join(', ');
   const guard = [
-    'do $$ begin',
+    `do ${tag} begin`,
     `if exists (select 1 from events where session_id in (${ids}))`,
     `or exists (select 1 from sessions where session_id in (${ids})) then`,
     `raise exception 'a session taken for new holds facts: another writer wrote to it' using errcode = '${SESSION_NOT_NEW}';`,
-    'end if; end $$',
+    `end if; end ${tag}`,
   ].join(' ');
   return CompiledQuery.raw(`${HELD_WITH_COMMIT} ${guard}`);
 }

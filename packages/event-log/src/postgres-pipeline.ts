@@ -2,6 +2,7 @@ import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 import { HELD_WITH_COMMIT } from './lease-guard.js';
 import type { Statements } from './log-dialect.js';
+import { literal } from './postgres-literal.js';
 import { ONE_MESSAGE } from './postgres-one-trip.js';
 
 /** Past this much parameter text a write is sent on its own, with bound parameters. */
@@ -95,25 +96,4 @@ function inlineSize(query: CompiledQuery): number {
  */
 function inline(query: CompiledQuery): string {
   return query.sql.replace(/\$(\d+)/g, (_, index: string) => literal(query.parameters[Number(index) - 1]));
-}
-
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError(`cannot write ${value} as a PostgreSQL literal`);
-    return String(value);
-  }
-  if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'string') return quote(value);
-  throw new TypeError(`cannot write a ${typeof value} as a PostgreSQL literal`);
-}
-
-/**
- * A string literal, right whatever `standard_conforming_strings` says: quotes doubled,
- * and a string with a backslash written as an escape string with it doubled.
- */
-function quote(text: string): string {
-  const quoted = text.replaceAll("'", "''");
-  return text.includes('\\') ? ` E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
 }

@@ -28,8 +28,9 @@ describe.each(testStores())('a new session’s first group ($name)', (stores) =>
     await using log = await EventLog.open(store.target);
     await warm(log);
     const before = log.stats();
-    // Quotes, dollar signs and a would-be statement: the store's check gets them intact.
-    const sessions = ['new-1', "it's", '$$; drop table events; --', 'sé$ssion\\'];
+    // Quotes, dollar signs, a backslash, the guard's own quote tag and a would-be
+    // statement: the store's check gets them intact.
+    const sessions = ['new-1', "it's", '$$; drop table events; --', 'sé$ssion\\', 'a$fresh$b'];
     const groups = sessions.map((sessionId) =>
       Promise.all(log.commitTogether(openingGroup(invocation('-1', sessionId)), { onHead: empty })),
     );
@@ -53,32 +54,35 @@ describe.each(testStores())('a new session’s first group ($name)', (stores) =>
     expect(await log.verifyChain()).toEqual({ ok: true, events: 2 + 3 * sessions.length });
   });
 
-  it('does not take for new a session another process wrote before this log’s last commit: the group is refused whole, nothing written', async () => {
-    await using store = await stores.create();
-    await using log = await EventLog.open(store.target);
-    await using other = await EventLog.open(store.target);
-    // Another process ran a turn on the session before this log's cache learned the
-    // chain's head; no live run is left there for a table's key to catch.
-    await other.commit(write(invocation('-other', 'taken'), facts.opened()));
-    await other.commit(write(invocation('-other', 'taken'), facts.ended()));
-    await warm(log);
-    const before = log.stats();
-    const headBefore = await log.sessionHead('taken');
-    expect(headBefore.highWater).toBe(2);
-    const commits = log.commitTogether(openingGroup(invocation('-1', 'taken')), { onHead: empty });
-    for (const result of await Promise.allSettled(commits)) {
-      expect(result.status).toBe('rejected');
-      const reason = (result as PromiseRejectedResult).reason;
-      expect(AppendRefusedError.isInstance(reason) && reason.code).toBe('session_moved');
-    }
-    expect(await log.sessionHead('taken')).toEqual(headBefore);
-    if (onePostgresMessage) expect(log.stats().oneTrip).toBe(before.oneTrip);
-    // The same invocation opens on the head it reads.
-    const seen = await log.sessionHead('taken');
-    const opened = await Promise.all(
-      log.commitTogether(openingGroup(invocation('-1', 'taken')), { onHead: seen }),
-    );
-    expect(opened.map((receipt) => receipt.sequence)).toEqual([5, 6, 7]);
-    expect(await log.verifyChain()).toEqual({ ok: true, events: 7 });
-  });
+  it.each(['taken', "taken's $fresh$ \\ $$"])(
+    'does not take for new a session another process wrote before this log’s last commit (%s): the group is refused whole, nothing written',
+    async (taken) => {
+      await using store = await stores.create();
+      await using log = await EventLog.open(store.target);
+      await using other = await EventLog.open(store.target);
+      // Another process ran a turn on the session before this log's cache learned the
+      // chain's head; no live run is left there for a table's key to catch.
+      await other.commit(write(invocation('-other', taken), facts.opened()));
+      await other.commit(write(invocation('-other', taken), facts.ended()));
+      await warm(log);
+      const before = log.stats();
+      const headBefore = await log.sessionHead(taken);
+      expect(headBefore.highWater).toBe(2);
+      const commits = log.commitTogether(openingGroup(invocation('-1', taken)), { onHead: empty });
+      for (const result of await Promise.allSettled(commits)) {
+        expect(result.status).toBe('rejected');
+        const reason = (result as PromiseRejectedResult).reason;
+        expect(AppendRefusedError.isInstance(reason) && reason.code).toBe('session_moved');
+      }
+      expect(await log.sessionHead(taken)).toEqual(headBefore);
+      if (onePostgresMessage) expect(log.stats().oneTrip).toBe(before.oneTrip);
+      // The same invocation opens on the head it reads.
+      const seen = await log.sessionHead(taken);
+      const opened = await Promise.all(
+        log.commitTogether(openingGroup(invocation('-1', taken)), { onHead: seen }),
+      );
+      expect(opened.map((receipt) => receipt.sequence)).toEqual([5, 6, 7]);
+      expect(await log.verifyChain()).toEqual({ ok: true, events: 7 });
+    },
+  );
 });
