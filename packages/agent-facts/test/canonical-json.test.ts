@@ -40,6 +40,22 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('orders an object’s keys as the reference does, with few keys or many', () => {
+    const wide = fc.dictionary(
+      fc.string({ unit: 'binary', maxLength: 4 }),
+      fc.array(fc.integer(), { maxLength: 2 }),
+      {
+        maxKeys: 40,
+      },
+    );
+    fc.assert(
+      fc.property(wide, (json) => {
+        expect(canonicalJson(json)).toBe(canonicalize(json));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('treats what JSON has no form for as the reference does: toJSON asked, undefined left out or null', () => {
     const odd = {
       when: new Date(0),
