@@ -24,7 +24,7 @@ export function isJsonValue(value: unknown, depth = 0): value is JsonValue {
       if (Array.isArray(value)) return value.every((item) => isJsonValue(item, depth + 1));
       const prototype = Object.getPrototypeOf(value);
       if (prototype !== Object.prototype && prototype !== null) return false;
-      return Object.entries(value).every(([, item]) => isJsonValue(item, depth + 1));
+      return Object.values(value).every((item) => isJsonValue(item, depth + 1));
     }
     default:
       return false;
