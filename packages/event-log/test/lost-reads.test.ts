@@ -130,6 +130,9 @@ describe('reads of a PostgreSQL log over a lost connection', () => {
       const pending = failure(log.scopedPrefix({ session: at.sessionId }, bounds));
       let waiting: number[] = [];
       while (waiting.length === 0) {
+        // Inside its transaction the client's view of the server's activity stays as it
+        // was at its first look, unless cleared.
+        await admin.query('select pg_stat_clear_snapshot()');
         const { rows } = await admin.query<{ pid: number }>(
           `select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
         );
