@@ -203,24 +203,34 @@ export class AgentLoop {
     calls: ReturnType<typeof toolCallsOf>,
   ): Promise<InvocationOutcome | undefined> {
     const step = captured.intoStep(stepId);
+    // One controller carries the run's cancellation and the step's own stop to the calls,
+    // the run's signal forwarded into it for the step's time: `AbortSignal.any` would do
+    // the same at several times the cost, on every step that runs tools.
     const stop = new AbortController();
-    const signal = AbortSignal.any([this.#context.signal, stop.signal]);
+    const run = this.#context.signal;
+    const cancel = () => stop.abort(run.reason);
+    if (run.aborted) cancel();
+    else run.addEventListener('abort', cancel, { once: true });
     let failure: FactError | undefined;
-    for (const call of calls) {
-      try {
-        await step.invoke(call, signal);
-      } catch (error) {
-        if (
-          !ToolError.isInstance(error) ||
-          (error.code !== 'persistence' && error.code !== 'outcome_unknown')
-        ) {
-          continue;
+    try {
+      for (const call of calls) {
+        try {
+          await step.invoke(call, stop.signal);
+        } catch (error) {
+          if (
+            !ToolError.isInstance(error) ||
+            (error.code !== 'persistence' && error.code !== 'outcome_unknown')
+          ) {
+            continue;
+          }
+          // The log could not confirm a boundary, or an effect cannot tell whether it
+          // happened: stop starting effects, end failed, leave the operation uncertain.
+          failure ??= classify(error);
+          stop.abort();
         }
-        // The log could not confirm a boundary, or an effect cannot tell whether it
-        // happened: stop starting effects, end failed, leave the operation uncertain.
-        failure ??= classify(error);
-        stop.abort();
       }
+    } finally {
+      run.removeEventListener('abort', cancel);
     }
     if (failure !== undefined) {
       // The run ends failed instead of parking, so nobody will decide the calls that
