@@ -92,8 +92,11 @@ function inlineSize(query: CompiledQuery): number {
 
 /**
  * The statement with its `$n` placeholders replaced by literals. Kysely writes a
- * placeholder for every value, and `$` appears nowhere else in the log's statements.
+ * placeholder for every value, and `$` appears nowhere else in the log's parameterised
+ * statements. A statement without parameters is sent as it is: one the log wrote out
+ * itself (a guard) may hold a caller's text, `$1` included, in its literals.
  */
 function inline(query: CompiledQuery): string {
+  if (query.parameters.length === 0) return query.sql;
   return query.sql.replace(/\$(\d+)/g, (_, index: string) => literal(query.parameters[Number(index) - 1]));
 }

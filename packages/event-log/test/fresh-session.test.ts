@@ -54,7 +54,7 @@ describe.each(testStores())('a new session’s first group ($name)', (stores) =>
     expect(await log.verifyChain()).toEqual({ ok: true, events: 2 + 3 * sessions.length });
   });
 
-  it.each(['taken', "taken's $fresh$ \\ $$"])(
+  it.each(['taken', "taken's $fresh$ \\ $$", 'taken $1 $2'])(
     'does not take for new a session another process wrote before this log’s last commit (%s): the group is refused whole, nothing written',
     async (taken) => {
       await using store = await stores.create();
