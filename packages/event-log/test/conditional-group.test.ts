@@ -18,8 +18,10 @@ const headOf = (receipt: CommitReceipt): SessionHead => ({
 
 /** Every write of the group refused `session_moved`, and the log unchanged by it. */
 async function expectRefusedWhole(log: EventLog, commits: Promise<CommitReceipt>[], sessionId: string) {
+  // Held at once: the refusals may come back before the head's read does.
+  const results = Promise.allSettled(commits);
   const before = await log.sessionHead(sessionId);
-  for (const result of await Promise.allSettled(commits)) {
+  for (const result of await results) {
     expect(result.status).toBe('rejected');
     const reason = (result as PromiseRejectedResult).reason;
     expect(AppendRefusedError.isInstance(reason) && reason.code).toBe('session_moved');
