@@ -1,8 +1,36 @@
+import { spawn } from 'node:child_process';
 import type { CommitReceipt, Invocation } from '@factum/agent-facts';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AppendRefusedError, EMPTY_DIGEST, EventLog } from '../src/index.ts';
 import { testStores } from '../src/testing.ts';
+import { bundleChild } from './support/child-bundle.ts';
 import { bounds, facts, invocation, write } from './support/facts.ts';
+
+let child = '';
+beforeAll(async () => {
+  child = await bundleChild(new URL('./support/fresh-child.ts', import.meta.url), 'fresh-child');
+}, 60_000);
+
+/** A child that opens a run in `sessionId` when told to; its last line says how it went. */
+function startChild(target: string, sessionId: string, name: string) {
+  const process = spawn('node', [child, target, sessionId, name], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  let markReady = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    if (output.includes('ready\n')) markReady();
+  };
+  process.stdout.on('data', collect);
+  process.stderr.on('data', collect);
+  const done = new Promise<string>((resolve, reject) => {
+    process.on('error', reject);
+    process.on('close', () => resolve(output.trim().split('\n').at(-1) ?? ''));
+  });
+  return { process, ready, done };
+}
 
 const empty = { highWater: 0, digest: EMPTY_DIGEST };
 
@@ -52,6 +80,20 @@ describe.each(testStores())('a new session’s first group ($name)', (stores) =>
     const second = invocation('-2', 'new-1');
     await expect(log.commit(write(second, facts.opened()))).rejects.toMatchObject({ code: 'session_busy' });
     expect(await log.verifyChain()).toEqual({ ok: true, events: 2 + 3 * sessions.length });
+  });
+
+  it('two live processes open a run in one new session at the same moment: one commits, the other is refused whole with nothing written', async () => {
+    await using store = await stores.create();
+    const target = typeof store.target === 'string' ? store.target : store.target.postgres;
+    await using log = await EventLog.open(store.target);
+    const children = [startChild(target, 'raced', 'a'), startChild(target, 'raced', 'b')];
+    await Promise.all(children.map((one) => one.ready));
+    for (const one of children) one.process.stdin.write('go\n');
+    const outcomes = (await Promise.all(children.map((one) => one.done))).sort();
+    expect(outcomes).toEqual(['committed', 'refused session_moved']);
+    const { events } = await log.scopedPrefix({ session: 'raced' }, bounds);
+    expect(events.map(({ event }) => event.fact.kind)).toEqual(['invocation_opened', 'model_observed']);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 6 });
   });
 
   it.each(['taken', "taken's $fresh$ \\ $$", 'taken $1 $2'])(
