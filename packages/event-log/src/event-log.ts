@@ -46,6 +46,7 @@ import type { LogStats } from './log-stats.js';
 import { migrateToLatest } from './migrations.js';
 import { type OpenDatabase, openSqlite } from './open-database.js';
 import { type SessionHead, sessionHead } from './session-head.js';
+import { SessionReads } from './session-reads.js';
 import type { PendingWrite } from './settle-batch.js';
 import { stageWrite, type WriteLimits } from './stage-write.js';
 import type { CommitHooks, StagedWrite } from './staged-write.js';
@@ -111,6 +112,8 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #dialect: 'sqlite' | 'postgres';
   /** Reads straight on the SQLite handle, where the store has one (see `sessionHead`). */
   readonly #direct: SyncQueryRun | undefined;
+  /** Sessions' histories, several in one statement when reads wait (PostgreSQL). */
+  readonly #sessionReads: SessionReads | undefined;
   #lease: HostLease | undefined;
   /** The stamp each run or effect was staged under, for `mayStartEffect`. */
   readonly #stamps = new WeakMap<RuntimeEvent, WriterStamp>();
@@ -123,6 +126,7 @@ export class EventLog implements EventSink, AsyncDisposable {
     this.#db = store.db;
     this.#dialect = store.dialect.name;
     this.#direct = store.direct;
+    this.#sessionReads = store.readers === undefined ? undefined : new SessionReads(store.db, store.readers);
     this.#limits = {
       maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
       maxResultBytes: options.maxResultBytes ?? 32 * 1024 * 1024,
@@ -298,7 +302,10 @@ export class EventLog implements EventSink, AsyncDisposable {
   /** One session's history as a digested prefix (the session's own chain). */
   scopedPrefix(scope: { session: string } | LogScope, bounds: ReadBounds): Promise<LogPrefix> {
     const resolved: LogScope = 'session' in scope ? { kind: 'session', id: scope.session } : scope;
-    return prefixOf(this.#db, resolved, bounds);
+    const reads = this.#sessionReads;
+    return reads === undefined
+      ? prefixOf(this.#db, resolved, bounds)
+      : prefixOf(this.#db, resolved, bounds, (sessionId, own) => reads.read(sessionId, own));
   }
 
   /**

@@ -2,7 +2,7 @@ import type { FactOf, LogScope } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
 import { EventLogError } from './event-log-error.js';
 import { LogPrefix } from './log-prefix.js';
-import { type ReadBounds, readBounded } from './log-queries.js';
+import { type BoundedRead, type ReadBounds, readBounded } from './log-queries.js';
 import type { LogDatabase } from './log-schema.js';
 import type { StoredEvent } from './stored-event.js';
 
@@ -15,12 +15,13 @@ export async function prefixOf(
   db: Kysely<LogDatabase>,
   scope: LogScope,
   bounds: ReadBounds,
+  readOwn: OwnReader = (sessionId, own) => readBounded(db, { sessionId }, own),
 ): Promise<LogPrefix> {
   if (scope.kind === 'global') {
     const { events, digest } = await readBounded(db, {}, bounds);
     return new LogPrefix({ events, digest, highWater: events.at(-1)?.sequence ?? 0, scope });
   }
-  const own = await readBounded(db, { sessionId: scope.id }, bounds);
+  const own = await readOwn(scope.id, bounds);
   const inherited = await inheritedEvents(db, own, bounds);
   const events = inherited.length === 0 ? own.events : [...inherited, ...own.events];
   return new LogPrefix({
@@ -30,6 +31,9 @@ export async function prefixOf(
     scope,
   });
 }
+
+/** Reads a session's own events within bounds (`readBounded`, or several together). */
+export type OwnReader = (sessionId: string, bounds: ReadBounds) => Promise<BoundedRead>;
 
 /** A session's own events as read, with their size. */
 type OwnRead = { readonly events: readonly StoredEvent[]; readonly bytes: number };

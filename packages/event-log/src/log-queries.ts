@@ -10,12 +10,24 @@ export type ReadBounds = { readonly maxEvents: number; readonly maxBytes: number
 
 type Filter = { sessionId?: string; invocationId?: string; upTo?: number };
 
+/** A bounded read's events, the digests its last row carries and its size. */
+export type BoundedRead = { events: StoredEvent[]; digest: string; sessionDigest: string; bytes: number };
+
+/** An events row as a bounded read selects it. */
+export type EventRow = {
+  sequence: number;
+  body: string;
+  bytes: number;
+  digest: string;
+  session_digest: string;
+};
+
 /** Reads a whole filtered history within the bounds, or throws `bounds_exceeded`. */
 export async function readBounded(
   db: Kysely<LogDatabase>,
   filter: Filter,
   bounds: ReadBounds,
-): Promise<{ events: StoredEvent[]; digest: string; sessionDigest: string; bytes: number }> {
+): Promise<BoundedRead> {
   let query = db
     .selectFrom('events')
     .select(['sequence', 'body', 'bytes', 'digest', 'session_digest'])
@@ -24,8 +36,14 @@ export async function readBounded(
   if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
   if (filter.invocationId !== undefined) query = query.where('invocation_id', '=', filter.invocationId);
   if (filter.upTo !== undefined) query = query.where('sequence', '<=', filter.upTo);
-  const rows = await query.execute();
-  const what = describeFilter(filter);
+  return boundedRows(await query.execute(), describeFilter(filter), bounds);
+}
+
+/**
+ * The events of `rows` (read in sequence order, at most `maxEvents + 1`), or
+ * `bounds_exceeded` naming `what` when they pass either bound.
+ */
+export function boundedRows(rows: readonly EventRow[], what: string, bounds: ReadBounds): BoundedRead {
   if (rows.length > bounds.maxEvents) {
     throw new EventLogError(
       'bounds_exceeded',

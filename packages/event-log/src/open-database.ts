@@ -12,6 +12,8 @@ export type OpenDatabase = {
   readonly direct?: SyncQueryRun;
   /** Runs a batch's statements on one connection of the pool (PostgreSQL). */
   readonly transact?: Transact;
+  /** How many reads the store serves at once (PostgreSQL: its read connections). */
+  readonly readers?: number;
   /** A SQLite file in WAL mode, which a writer thread may open beside this connection. */
   readonly walFile?: string;
 };

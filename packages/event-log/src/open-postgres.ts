@@ -56,6 +56,7 @@ export async function openPostgres(
     }),
     dialect: postgresDialect,
     transact: (steps) => transact(commits, steps, settings.boundMs * 10),
+    readers: Math.max(1, settings.size - 1),
   };
 }
 
