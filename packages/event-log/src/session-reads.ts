@@ -68,13 +68,7 @@ export class SessionReads {
     for (const waiting of batch) {
       try {
         const rows = bySession.get(waiting.sessionId) ?? [];
-        waiting.resolve(
-          boundedRows(
-            rows.slice(0, waiting.bounds.maxEvents + 1),
-            `session ${waiting.sessionId}`,
-            waiting.bounds,
-          ),
-        );
+        waiting.resolve(boundedRows(rows, `session ${waiting.sessionId}`, waiting.bounds));
       } catch (error) {
         waiting.reject(error);
       }
