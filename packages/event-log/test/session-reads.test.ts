@@ -99,59 +99,60 @@ describe.each(testStores())('sessions read at once on $name', (stores) => {
 describe('SessionReads on PostgreSQL', () => {
   const [, postgres] = testStores();
 
-  it('reads alone while a reader is free, and every read that waited in one statement after it', async () => {
-    await using store = await postgres!.create();
-    const url = (store.target as { postgres: string }).postgres;
+  /**
+   * A PostgreSQL store whose sessions hold `runs` runs each, and a handle on it with one
+   * connection that records the statements it runs.
+   */
+  async function filledStore(runs: number) {
+    const store = await postgres!.create();
     const log = await EventLog.open(store.target);
-    await fill(log, 2);
+    await fill(log, runs);
     await log.close();
     const statements: string[] = [];
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const url = (store.target as { postgres: string }).postgres;
     const db = new Kysely<LogDatabase>({
-      dialect: new PostgresDialect({ pool }),
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
       log: (event) => {
         if (event.level === 'query') statements.push(event.query.sql);
       },
     });
-    try {
-      const reads = new SessionReads(db, 1);
-      const burst = await Promise.all(ids.map((id) => reads.read(id, bounds)));
-      expect(statements).toHaveLength(2);
-      expect(statements[1]).toContain('unnest');
-      expect(burst.map((read) => read.events.length)).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 0, 0]);
-      for (const [index, read] of burst.entries()) {
-        expect(read.events.every(({ event }) => event.invocation.sessionId === ids[index])).toBe(true);
-        const sequences = read.events.map(({ sequence }) => sequence);
-        expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
-      }
-      statements.length = 0;
-      await reads.read('plain', bounds);
-      expect(statements).toHaveLength(1);
-      expect(statements[0]).not.toContain('unnest');
-    } finally {
-      await db.destroy();
+    return {
+      store,
+      statements,
+      reads: new SessionReads(db, 1),
+      async [Symbol.asyncDispose]() {
+        await db.destroy();
+        await store[Symbol.asyncDispose]();
+      },
+    };
+  }
+
+  it('reads alone while a reader is free, and every read that waited in one statement after it', async () => {
+    await using filled = await filledStore(2);
+    const { reads, statements } = filled;
+    const burst = await Promise.all(ids.map((id) => reads.read(id, bounds)));
+    expect(statements).toHaveLength(2);
+    expect(statements[1]).toContain('unnest');
+    expect(burst.map((read) => read.events.length)).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 0, 0]);
+    for (const [index, read] of burst.entries()) {
+      expect(read.events.every(({ event }) => event.invocation.sessionId === ids[index])).toBe(true);
+      const sequences = read.events.map(({ sequence }) => sequence);
+      expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
     }
+    statements.length = 0;
+    await reads.read('plain', bounds);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).not.toContain('unnest');
   });
 
   it('a statement that fails rejects every read it carried, and the next burst reads again', async () => {
-    await using store = await postgres!.create();
-    const url = (store.target as { postgres: string }).postgres;
-    const log = await EventLog.open(store.target);
-    await fill(log, 1);
-    await log.close();
-    const db = new Kysely<LogDatabase>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
-    });
-    try {
-      const reads = new SessionReads(db, 1);
-      await store.raw('alter table events rename to events_away');
-      const failed = await Promise.allSettled(ids.map((id) => reads.read(id, bounds)));
-      expect(failed.map((read) => read.status)).toEqual(ids.map(() => 'rejected'));
-      await store.raw('alter table events_away rename to events');
-      const again = await Promise.all(ids.map((id) => reads.read(id, bounds)));
-      expect(again.map((read) => read.events.length)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 0, 0]);
-    } finally {
-      await db.destroy();
-    }
+    await using filled = await filledStore(1);
+    const { reads, store } = filled;
+    await store.raw('alter table events rename to events_away');
+    const failed = await Promise.allSettled(ids.map((id) => reads.read(id, bounds)));
+    expect(failed.map((read) => read.status)).toEqual(ids.map(() => 'rejected'));
+    await store.raw('alter table events_away rename to events');
+    const again = await Promise.all(ids.map((id) => reads.read(id, bounds)));
+    expect(again.map((read) => read.events.length)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 0, 0]);
   });
 });
