@@ -64,6 +64,7 @@ export class BatchRouter implements BatchSink<PendingWrite> {
   flush(batch: PendingWrite[], oneGroup: boolean): LoopTurns | Promise<LoopTurns> {
     const lone = batch.length === 1 || (oneGroup && batch.length <= LONE_GROUP_MAX);
     const writer = this.#writerFor(lone);
+    this.#lone.sent(oneGroup);
     // Optional call: without the hook, no id list is built.
     this.#hooks.batchStarted?.({
       size: batch.length,

@@ -85,8 +85,10 @@ export type EventLogOptions = {
    * How long a lone write may block the event loop on average, its transaction and
    * fsync included (default 4 ms, under the 5 ms of event-loop lateness the log allows
    * itself). Past it, lone writes commit in the writer thread too, until the average
-   * falls under half of it. `0` sends every write to the thread; `Infinity` keeps lone
-   * writes on the loop.
+   * falls under half of it. Lone writes also go to the thread for the next eight
+   * batches after one of several callers' writes, so that a commit on the loop does not
+   * hold up the other writers. `0` sends every write to the thread; `Infinity` keeps
+   * lone writes on the loop in both cases.
    */
   readonly loneCommitBudgetMs?: number;
   /** Points inside a commit where crash tests stop the process. */

@@ -65,6 +65,29 @@ describe('the writer thread', () => {
     expect(await log.verifyChain()).toEqual({ ok: true, events: 53 });
   });
 
+  it('after a batch of several callers, lone writes commit in the thread until eight batches of one caller follow', async () => {
+    using dir = temporaryDirectory();
+    const committed: string[] = [];
+    // A budget no disk here reaches: only other writers can move lone writes.
+    await using log = await EventLog.open(dir.file, {
+      loneCommitBudgetMs: 10_000,
+      hooks: { afterCommit: (batch) => committed.push(`${batch.size}:${batch.committer}`) },
+    });
+    const first = invocation();
+    await log.append(write(first, facts.opened()));
+    const group = Array.from({ length: 8 }, (_, index) => invocation(`-${index}`, `s-${index}`));
+    await Promise.all(group.map((at) => log.append(write(at, facts.opened()))));
+    for (let index = 0; index < 10; index += 1) await log.append(write(first, facts.completed(`s${index}`, [])));
+    expect(committed).toEqual([
+      '1:event_loop',
+      '8:writer_thread',
+      ...Array(8).fill('1:writer_thread'),
+      '1:event_loop',
+      '1:event_loop',
+    ]);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 19 });
+  });
+
   it('cold first commits and a single stalled one do not send lone writes to the thread', async () => {
     using dir = temporaryDirectory();
     // A budget far above a loaded disk's own commits (they would need 30 ms each to matter).
