@@ -77,7 +77,8 @@ describe('the writer thread', () => {
     await log.append(write(first, facts.opened()));
     const group = Array.from({ length: 8 }, (_, index) => invocation(`-${index}`, `s-${index}`));
     await Promise.all(group.map((at) => log.append(write(at, facts.opened()))));
-    for (let index = 0; index < 10; index += 1) await log.append(write(first, facts.completed(`s${index}`, [])));
+    for (let index = 0; index < 10; index += 1)
+      await log.append(write(first, facts.completed(`s${index}`, [])));
     expect(committed).toEqual([
       '1:event_loop',
       '8:writer_thread',
