@@ -26,7 +26,7 @@ const SOLO_BATCHES = 8;
  * nothing to a lone writer that waits for it anyway, but holds up every other writer's
  * work. Measured with 32 agent sessions on one SQLite file, three rounds each: 454–476
  * turns/s (p50 61–72 ms) this way, against 350–456 (p50 75–88 ms) with lone writes on
- * the loop; a lone writer keeps its loop commits (155–198 turns/s sequentially, against
+ * the loop (the peers benchmark itself measured the two alike); a lone writer keeps its loop commits (155–198 turns/s sequentially, against
  * 128–147 with every lone write in the thread). A budget of `Infinity` keeps lone
  * writes on the loop all the same.
  */
