@@ -26,9 +26,9 @@ const SOLO_BATCHES = 8;
  * nothing to a lone writer that waits for it anyway, but holds up every other writer's
  * work. Measured with 32 agent sessions on one SQLite file, three rounds each: 454–476
  * turns/s (p50 61–72 ms) this way, against 350–456 (p50 75–88 ms) with lone writes on
- * the loop (the peers benchmark itself measured the two alike); a lone writer keeps its loop commits (155–198 turns/s sequentially, against
- * 128–147 with every lone write in the thread). A budget of `Infinity` keeps lone
- * writes on the loop all the same.
+ * the loop (the peers benchmark itself measured the two alike); a lone writer keeps its
+ * loop commits (155–198 turns/s sequentially, against 128–147 with every lone write in
+ * the thread). A budget of `Infinity` keeps lone writes on the loop all the same.
  */
 export class LoneCommitPlacement {
   readonly #budgetMs: number;
@@ -45,12 +45,15 @@ export class LoneCommitPlacement {
 
   /** Whether the next lone write commits in the writer thread. */
   get inThread(): boolean {
-    if (this.#budgetMs === Number.POSITIVE_INFINITY) return false;
     return this.#inThread || this.#solo < SOLO_BATCHES;
   }
 
-  /** Counts a batch sent: one caller's write or group (`oneGroup`), or several callers'. */
+  /**
+   * Counts a batch sent: one caller's write or group (`oneGroup`), or several callers'.
+   * Under an infinite budget nothing moves lone writes, other writers included.
+   */
   sent(oneGroup: boolean): void {
+    if (this.#budgetMs === Number.POSITIVE_INFINITY) return;
     this.#solo = oneGroup ? Math.min(SOLO_BATCHES, this.#solo + 1) : 0;
   }
 
