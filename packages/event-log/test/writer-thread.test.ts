@@ -1,8 +1,15 @@
+import { spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AppendRefusedError, type BatchInfo, EventLog } from '../src/index.ts';
 import { stopWriterThread } from '../src/writer-thread-client.ts';
+import { bundleChild } from './support/child-bundle.ts';
 import { bounds, facts, invocation, settled, temporaryDirectory, write } from './support/facts.ts';
+
+let writerChild = '';
+beforeAll(async () => {
+  writerChild = await bundleChild(new URL('./support/writer-child.ts', import.meta.url), 'writer-child');
+}, 60_000);
 
 describe('the writer thread', () => {
   it('commits batches of several writes off the event loop and lone writes on it, into one verified chain', async () => {
@@ -87,6 +94,77 @@ describe('the writer thread', () => {
       '1:event_loop',
     ]);
     expect(await log.verifyChain()).toEqual({ ok: true, events: 19 });
+  });
+
+  it('with a second live process writing the same file, lone writes that move between the thread and the loop keep every commit and every rule', async () => {
+    using dir = temporaryDirectory();
+    const committers = new Set<string>();
+    await using log = await EventLog.open(dir.file, {
+      loneCommitBudgetMs: 10_000,
+      hooks: { afterCommit: (batch) => batch.size === 1 && committers.add(batch.committer) },
+    });
+    const shared = invocation('-shared', 'shared');
+    await log.append(write(shared, facts.opened()));
+    const other = spawn('node', [writerChild, dir.file, 'other', '120'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let output = '';
+    const ready = new Promise<void>((resolve) =>
+      other.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (output.includes('ready\n')) resolve();
+      }),
+    );
+    let exitCode: number | null | undefined;
+    const exited = new Promise<void>((resolve) =>
+      other.on('close', (code) => {
+        exitCode = code;
+        resolve();
+      }),
+    );
+    await ready;
+    other.stdin.write('go\n');
+    // Rounds of a burst of several sessions (one batch in the thread) and ten lone steps
+    // of the shared run (eight in the thread, two on the loop), for as long as the other
+    // process writes: each commit's connection must see what it committed in between.
+    const burst = Array.from({ length: 6 }, (_, index) => invocation(`-b${index}`, `b-${index}`));
+    let rounds = 0;
+    for (; rounds < 3 || exitCode === undefined; rounds += 1) {
+      await Promise.all(
+        burst.map((at) =>
+          log.append(write(at, rounds === 0 ? facts.opened() : facts.completed(`b${rounds}`, []))),
+        ),
+      );
+      for (let index = 0; index < 10; index += 1) {
+        await log.append(write(shared, facts.completed(`r${rounds}-${index}`, [])));
+      }
+    }
+    await exited;
+    expect(exitCode).toBe(0);
+    expect(output.trim().split('\n').at(-1)).toBe('done 120 session_busy');
+    expect(committers).toEqual(new Set(['writer_thread', 'event_loop']));
+    const { events } = await log.scopedPrefix({ session: 'shared' }, bounds);
+    expect(
+      events.map(({ event }) =>
+        event.fact.kind === 'model_completed' ? event.fact.stepId : event.fact.kind,
+      ),
+    ).toEqual([
+      'invocation_opened',
+      ...Array.from({ length: rounds }, (_, round) =>
+        Array.from({ length: 10 }, (_, index) => `r${round}-${index}`),
+      ).flat(),
+    ]);
+    const theirs = await log.scopedPrefix({ session: 'own-other' }, bounds);
+    expect(theirs.events.map(({ event }) => event.fact.kind)).toEqual([
+      'invocation_opened',
+      ...Array(120).fill('model_completed'),
+      'invocation_ended',
+    ]);
+    // The two processes' commits interleave: some of this one's lie between the other's first and last.
+    const [first, last] = [theirs.events[0]!.sequence, theirs.events.at(-1)!.sequence];
+    expect(events.some(({ sequence }) => sequence > first && sequence < last)).toBe(true);
+    // The shared run, the bursts and the other process's 122.
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 1 + rounds * 10 + rounds * 6 + 122 });
   });
 
   it('cold first commits and a single stalled one do not send lone writes to the thread', async () => {
