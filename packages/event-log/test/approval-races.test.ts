@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { callInputDigest } from '@factum/agent-facts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AppendRefusedError, EventLog } from '../src/index.ts';
 import { testStores } from '../src/testing.ts';
 import { approvalFacts as a, call, parkFor } from './support/approvals.ts';
-import { bundleChild } from './support/child-bundle.ts';
+import { bundleChild, type RunningChild, startChild } from './support/child-bundle.ts';
 import { invocation, write } from './support/facts.ts';
 
 let child = '';
@@ -12,33 +11,13 @@ beforeAll(async () => {
   child = await bundleChild(new URL('./support/decide-child.ts', import.meta.url), 'decide-child');
 }, 60_000);
 
-type Decider = { process: ChildProcess; ready: Promise<void>; said: Promise<string> };
-
 /** Starts a process that opens the log and decides once told to (a line on stdin). */
-function startDecider(target: string, argument: object): Decider {
-  const process = spawn('node', [child, target, JSON.stringify(argument)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let markReady = () => {};
-  const ready = new Promise<void>((resolve) => {
-    markReady = resolve;
-  });
-  process.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    if (output.includes('ready\n')) markReady();
-  });
-  process.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  const said = new Promise<string>((resolve, reject) => {
-    process.on('error', reject);
-    process.on('close', (code) => {
-      markReady();
-      resolve(code === 0 ? output.replace('ready\n', '').trim() : `exit ${code}: ${output}`);
-    });
-  });
-  return { process, ready, said };
+function startDecider(target: string, argument: object): RunningChild & { said: Promise<string> } {
+  const run = startChild(child, [target, JSON.stringify(argument)]);
+  const said = run.done.then(({ code, output }) =>
+    code === 0 ? output.replace('ready\n', '').trim() : `exit ${code}: ${output}`,
+  );
+  return { ...run, said };
 }
 
 describe.each(testStores())('concurrent decisions on $name', (stores) => {

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import type { CommitReceipt, Invocation } from '@factum/agent-facts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AppendRefusedError, EMPTY_DIGEST, EventLog } from '../src/index.ts';
 import { testStores } from '../src/testing.ts';
-import { bundleChild } from './support/child-bundle.ts';
+import { bundleChild, startChild } from './support/child-bundle.ts';
 import { bounds, facts, invocation, write } from './support/facts.ts';
 
 let child = '';
@@ -12,24 +11,9 @@ beforeAll(async () => {
 }, 60_000);
 
 /** A child that opens a run in `sessionId` when told to; its last line says how it went. */
-function startChild(target: string, sessionId: string, name: string) {
-  const process = spawn('node', [child, target, sessionId, name], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let output = '';
-  let markReady = () => {};
-  const ready = new Promise<void>((resolve) => {
-    markReady = resolve;
-  });
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    if (output.includes('ready\n')) markReady();
-  };
-  process.stdout.on('data', collect);
-  process.stderr.on('data', collect);
-  const done = new Promise<string>((resolve, reject) => {
-    process.on('error', reject);
-    process.on('close', () => resolve(output.trim().split('\n').at(-1) ?? ''));
-  });
-  return { process, ready, done };
+function startFresh(target: string, sessionId: string, name: string) {
+  const run = startChild(child, [target, sessionId, name]);
+  return { ...run, done: run.done.then(({ output }) => output.trim().split('\n').at(-1) ?? '') };
 }
 
 const empty = { highWater: 0, digest: EMPTY_DIGEST };
@@ -86,7 +70,7 @@ describe.each(testStores())('a new session’s first group ($name)', (stores) =>
     await using store = await stores.create();
     const target = typeof store.target === 'string' ? store.target : store.target.postgres;
     await using log = await EventLog.open(store.target);
-    const children = [startChild(target, 'raced', 'a'), startChild(target, 'raced', 'b')];
+    const children = [startFresh(target, 'raced', 'a'), startFresh(target, 'raced', 'b')];
     await Promise.all(children.map((one) => one.ready));
     for (const one of children) one.process.stdin.write('go\n');
     const outcomes = (await Promise.all(children.map((one) => one.done))).sort();

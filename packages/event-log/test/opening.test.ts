@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EventLog, type LogTarget } from '../src/index.ts';
 import { type TestStore, testStores } from '../src/testing.ts';
-import { bundleChild } from './support/child-bundle.ts';
+import { bundleChild, type RunningChild, startChild } from './support/child-bundle.ts';
 import { schemaSnapshot } from './support/schema-snapshot.ts';
 
 let child = '';
@@ -12,39 +11,10 @@ beforeAll(async () => {
   child = await bundleChild(new URL('./support/open-child.ts', import.meta.url), 'open-child');
 }, 60_000);
 
-type Run = {
-  process: ChildProcess;
-  ready: Promise<void>;
-  done: Promise<{ code: number | null; signal: string | null; output: string }>;
-};
-
 /** Starts a child that opens `target`; `ready` resolves once its modules are loaded. */
-function startOpener(target: LogTarget, wait = false): Run {
+function startOpener(target: LogTarget, wait = false): RunningChild {
   const url = typeof target === 'string' ? target : target.postgres;
-  const process = spawn('node', [child, url, ...(wait ? ['--wait'] : [])], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let markReady = () => {};
-  const ready = new Promise<void>((resolve) => {
-    markReady = resolve;
-  });
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    if (output.includes('ready\n')) markReady();
-  };
-  process.stdout?.on('data', collect);
-  process.stderr?.on('data', collect);
-  const done = new Promise<{ code: number | null; signal: string | null; output: string }>(
-    (resolve, reject) => {
-      process.on('error', reject);
-      process.on('close', (code, signal) => {
-        markReady();
-        resolve({ code, signal, output });
-      });
-    },
-  );
-  return { process, ready, done };
+  return startChild(child, [url, ...(wait ? ['--wait'] : [])]);
 }
 
 /** How long a child takes from `ready` to a closed log, for a new log: the window kills land in. */

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AppendRefusedError, type BatchInfo, EventLog } from '../src/index.ts';
 import { stopWriterThread } from '../src/writer-thread-client.ts';
-import { bundleChild } from './support/child-bundle.ts';
+import { bundleChild, startChild } from './support/child-bundle.ts';
 import { bounds, facts, invocation, settled, temporaryDirectory, write } from './support/facts.ts';
 
 let writerChild = '';
@@ -105,31 +104,21 @@ describe('the writer thread', () => {
     });
     const shared = invocation('-shared', 'shared');
     await log.append(write(shared, facts.opened()));
-    const other = spawn('node', [writerChild, dir.file, 'other', '120'], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    let output = '';
-    const ready = new Promise<void>((resolve) =>
-      other.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (output.includes('ready\n')) resolve();
-      }),
-    );
-    let exitCode: number | null | undefined;
-    const exited = new Promise<void>((resolve) =>
-      other.on('close', (code) => {
-        exitCode = code;
-        resolve();
-      }),
-    );
-    await ready;
-    other.stdin.write('go\n');
+    const other = startChild(writerChild, [dir.file, 'other', '120']);
+    let ended = false;
+    // Either way: a child that failed is reported by the `await other.done` below.
+    const markEnded = () => {
+      ended = true;
+    };
+    other.done.then(markEnded, markEnded);
+    await other.ready;
+    other.process.stdin.write('go\n');
     // Rounds of a burst of several sessions (one batch in the thread) and ten lone steps
     // of the shared run (eight in the thread, two on the loop), for as long as the other
     // process writes: each commit's connection must see what it committed in between.
     const burst = Array.from({ length: 6 }, (_, index) => invocation(`-b${index}`, `b-${index}`));
     let rounds = 0;
-    for (; rounds < 3 || exitCode === undefined; rounds += 1) {
+    for (; rounds < 3 || !ended; rounds += 1) {
       await Promise.all(
         burst.map((at) =>
           log.append(write(at, rounds === 0 ? facts.opened() : facts.completed(`b${rounds}`, []))),
@@ -139,8 +128,8 @@ describe('the writer thread', () => {
         await log.append(write(shared, facts.completed(`r${rounds}-${index}`, [])));
       }
     }
-    await exited;
-    expect(exitCode).toBe(0);
+    const { code, output } = await other.done;
+    expect(code, output).toBe(0);
     expect(output.trim().split('\n').at(-1)).toBe('done 120 session_busy');
     expect(committers).toEqual(new Set(['writer_thread', 'event_loop']));
     const { events } = await log.scopedPrefix({ session: 'shared' }, bounds);

@@ -1,4 +1,6 @@
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { build } from 'tsup';
 
@@ -37,4 +39,38 @@ export async function bundleChild(entry: URL, name: string): Promise<string> {
     },
   });
   return join(outDir, `${name}.mjs`);
+}
+
+/** How a child process ended, with everything it printed (stdout and stderr together). */
+export type ChildEnd = { code: number | null; signal: NodeJS.Signals | null; output: string };
+
+/** A bundled child running: `ready` once it printed `ready` (or ended), `done` once it closed. */
+export type RunningChild = {
+  process: ChildProcessByStdio<Writable, Readable, Readable>;
+  ready: Promise<void>;
+  done: Promise<ChildEnd>;
+};
+
+/** Starts `node <script> <args>` with pipes on every stream. */
+export function startChild(script: string, args: readonly string[]): RunningChild {
+  const process = spawn('node', [script, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  let markReady = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    if (output.includes('ready\n')) markReady();
+  };
+  process.stdout.on('data', collect);
+  process.stderr.on('data', collect);
+  const done = new Promise<ChildEnd>((resolve, reject) => {
+    process.on('error', reject);
+    process.on('close', (code, signal) => {
+      markReady();
+      resolve({ code, signal, output });
+    });
+  });
+  return { process, ready, done };
 }
