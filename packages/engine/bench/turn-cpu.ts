@@ -50,14 +50,23 @@ async function cpuMs(count: number, work: () => Promise<void>): Promise<number> 
 }
 
 let turnsRun = 0;
+let lanes = 0;
+/** Sessions at once for the grouped turns: the peers harness's concurrency. */
+const GROUPED = 32;
 
+/**
+ * `turns` durable turns one after another, in sessions of ten turns of their own (so
+ * that a session's history grows as it does in use, and concurrent callers never share
+ * a session).
+ */
 export async function durableTurns(engine: Engine, config: ProviderConfig, turns: number): Promise<void> {
+  lanes += 1;
+  const lane = lanes;
   for (let n = 0; n < turns; n += 1) {
     turnsRun += 1;
     const result = await engine.run({
-      // Sessions of ten turns, so that a session's history grows as it does in use.
       invocation: {
-        sessionId: `s${Math.floor(turnsRun / 10)}`,
+        sessionId: `s${lane}-${Math.floor(n / 10)}`,
         turnId: `t${turnsRun}`,
         runId: `r${turnsRun}`,
         invocationId: `i${turnsRun}`,
@@ -68,6 +77,16 @@ export async function durableTurns(engine: Engine, config: ProviderConfig, turns
     });
     if (result.outcome.kind !== 'completed') throw new Error(`a bench turn ended ${result.outcome.kind}`);
   }
+}
+
+/** `turns` durable turns from `parallel` callers at once: their commits are grouped. */
+async function groupedTurns(
+  engine: Engine,
+  config: ProviderConfig,
+  turns: number,
+  parallel: number,
+): Promise<void> {
+  await Promise.all(Array.from({ length: parallel }, () => durableTurns(engine, config, turns / parallel)));
 }
 
 /** The same turn with no log: stream, call the tool, stream again. */
@@ -141,15 +160,18 @@ export async function turnCpu(models: ModelExecutor, code: CodeExecutor): Promis
   try {
     // Warm every path, then alternate rounds so that machine noise hits all alike.
     await durableTurns(engine, config, 30);
+    await groupedTurns(engine, config, GROUPED, GROUPED);
     await undurableTurns(models, config, 30);
     await bareTurns(server.port, 30);
-    const total = { durable: 0, undurable: 0, bare: 0 };
+    const total = { durable: 0, grouped: 0, undurable: 0, bare: 0 };
     const perRound: string[] = [];
     for (let round = 0; round < rounds; round += 1) {
       const durable = await cpuMs(turns, () => durableTurns(engine, config, turns));
+      const grouped = await cpuMs(GROUPED * 4, () => groupedTurns(engine, config, GROUPED * 4, GROUPED));
       const undurable = await cpuMs(turns, () => undurableTurns(models, config, turns));
       const bare = await cpuMs(turns, () => bareTurns(server.port, turns));
       total.durable += durable / rounds;
+      total.grouped += grouped / rounds;
       total.undurable += undurable / rounds;
       total.bare += bare / rounds;
       perRound.push((durable / undurable).toFixed(2));
@@ -163,6 +185,14 @@ export async function turnCpu(models: ModelExecutor, code: CodeExecutor): Promis
       baselineValue: total.undurable,
       goal: '<= 1.5',
       note: `Engine + EventLog on a SQLite file; model server in a child process; ${turns} turns a round, rounds ${perRound.join(', ')}`,
+    });
+    report({
+      measure: 'turn_cpu_alone_vs_grouped',
+      unit: 'ms of client CPU per turn (all threads)',
+      value: total.durable,
+      baseline: `the same durable turn with ${GROUPED} sessions at once, whose commits group (four turns each)`,
+      baselineValue: total.grouped,
+      note: 'what a turn pays for committing alone: its three commits (dispatch, settlement, end) each a transaction and an fsync of its own',
     });
     report({
       measure: 'turn_cpu_bare_exchanges',
