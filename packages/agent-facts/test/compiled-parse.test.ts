@@ -1,0 +1,142 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FactParseError, RuntimeEvent, RuntimeEventSchema } from '../src/index.ts';
+import { anyEvent } from './property-arbitraries.ts';
+
+/**
+ * Facts are parsed through zod's compiled validator (`z.compile`). Its promise is the
+ * runtime parser's output and issues; these properties hold it to that on every fact kind,
+ * on valid events and on events broken at a random place, against the schema's own
+ * (uncompiled) `safeParse`.
+ */
+
+type Path = readonly (string | number)[];
+
+/** Every path into `value` that names an object member or an array item. */
+function pathsOf(value: unknown, prefix: Path = []): Path[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const keys = Array.isArray(value) ? value.map((_, index) => index) : Object.keys(value);
+  return keys.flatMap((key) => {
+    const path = [...prefix, key];
+    return [path, ...pathsOf((value as Record<string | number, unknown>)[key], path)];
+  });
+}
+
+/** A copy of `value` with the member at `path` replaced by `next` (or removed, for `REMOVE`). */
+function withAt(value: unknown, path: Path, next: unknown): unknown {
+  const copy: Record<string | number, unknown> = Array.isArray(value) ? [...value] : { ...(value as object) };
+  const [key, ...rest] = path as [string | number, ...Path];
+  if (next === REMOVE && rest.length === 0) {
+    delete copy[key];
+    return copy;
+  }
+  // Defined, not assigned: assigning `__proto__` would set the prototype instead.
+  const member = rest.length > 0 ? withAt(copy[key], rest, next) : next;
+  Object.defineProperty(copy, key, { value: member, enumerable: true, writable: true, configurable: true });
+  return copy;
+}
+const REMOVE = Symbol('remove');
+
+/** What the runtime parser says: the parsed value's JSON image, or its issues' paths and messages. */
+function runtimeVerdict(value: unknown) {
+  const result = RuntimeEventSchema.safeParse(value);
+  if (result.success) return { ok: JSON.stringify(result.data) };
+  return { issues: result.error.issues.map((issue) => [issue.path.map(String).join('.'), issue.message]) };
+}
+
+/** The same, through the parse facts go through. */
+function compiledVerdict(value: unknown) {
+  try {
+    return { ok: JSON.stringify(RuntimeEvent.parse(value)) };
+  } catch (error) {
+    if (!FactParseError.isInstance(error)) throw error;
+    const cause = error.cause as { issues: { path: PropertyKey[]; message: string }[] };
+    return { issues: cause.issues.map((issue) => [issue.path.map(String).join('.'), issue.message]) };
+  }
+}
+
+/** Replacements that break a member of any type: wrong types, edge values, extra structure. */
+const replacement = fc.oneof(
+  fc.constantFrom(
+    REMOVE,
+    undefined,
+    null,
+    '',
+    0,
+    -1,
+    1.5,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    true,
+    [],
+    {},
+  ),
+  fc.string({ maxLength: 300 }),
+  fc.integer(),
+  fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }),
+);
+
+describe('compiled fact parsing', () => {
+  it('parses every valid event to exactly what the runtime parser makes of it, key order included', () => {
+    fc.assert(
+      fc.property(anyEvent, (event) => {
+        const verdict = compiledVerdict(event);
+        expect(verdict).toEqual(runtimeVerdict(event));
+        expect(verdict.ok).toBeDefined();
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('refuses an event broken at any place with the runtime parser’s issues, and accepts what it accepts', () => {
+    let refused = 0;
+    fc.assert(
+      fc.property(
+        anyEvent.chain((event) =>
+          fc.tuple(fc.constant(event), fc.constantFrom(...pathsOf(event)), replacement),
+        ),
+        ([event, path, next]) => {
+          const broken = withAt(event, path, next);
+          const verdict = compiledVerdict(broken);
+          expect(verdict).toEqual(runtimeVerdict(broken));
+          if (verdict.issues) refused += 1;
+        },
+      ),
+      { numRuns: 1500 },
+    );
+    // The replacements must mostly break the event, or this property proves little.
+    expect(refused).toBeGreaterThan(1000);
+  });
+
+  it('refuses an unknown member at any depth, an own __proto__ member included, as the runtime parser does', () => {
+    let refused = 0;
+    fc.assert(
+      fc.property(
+        anyEvent.chain((event) => {
+          const objects = pathsOf(event).filter((path) => {
+            const value = path.reduce<unknown>(
+              (at, key) => (at as Record<string | number, unknown>)[key],
+              event,
+            );
+            return typeof value === 'object' && value !== null && !Array.isArray(value);
+          });
+          return fc.tuple(
+            fc.constant(event),
+            fc.constantFrom<Path>([], ...objects),
+            fc.constantFrom('extra', '__proto__'),
+          );
+        }),
+        ([event, path, key]) => {
+          // An own member named `__proto__` is what JSON.parse makes of a model's arguments.
+          const broken = withAt(event, [...path, key], { admin: true });
+          const verdict = compiledVerdict(broken);
+          expect(verdict).toEqual(runtimeVerdict(broken));
+          if (verdict.issues) refused += 1;
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // Only a tool's JSON input or result may hold members of any name.
+    expect(refused).toBeGreaterThan(200);
+  });
+});
