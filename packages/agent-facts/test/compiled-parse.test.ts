@@ -24,7 +24,7 @@ function pathsOf(value: unknown, prefix: Path = []): Path[] {
 
 /** A copy of `value` with the member at `path` replaced by `next` (or removed, for `REMOVE`). */
 function withAt(value: unknown, path: Path, next: unknown): unknown {
-  const copy: Record<string | number, unknown> = Array.isArray(value) ? [...value] : { ...(value as object) };
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as object) }) as Record<string | number, unknown>;
   const [key, ...rest] = path as [string | number, ...Path];
   if (next === REMOVE && rest.length === 0) {
     delete copy[key];
