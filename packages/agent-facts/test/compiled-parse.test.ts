@@ -11,6 +11,7 @@ import { anyEvent } from './property-arbitraries.ts';
  */
 
 type Path = readonly (string | number)[];
+type Members = Record<string | number, unknown>;
 
 /** Every path into `value` that names an object member or an array item. */
 function pathsOf(value: unknown, prefix: Path = []): Path[] {
@@ -18,13 +19,13 @@ function pathsOf(value: unknown, prefix: Path = []): Path[] {
   const keys = Array.isArray(value) ? value.map((_, index) => index) : Object.keys(value);
   return keys.flatMap((key) => {
     const path = [...prefix, key];
-    return [path, ...pathsOf((value as Record<string | number, unknown>)[key], path)];
+    return [path, ...pathsOf((value as Members)[key], path)];
   });
 }
 
 /** A copy of `value` with the member at `path` replaced by `next` (or removed, for `REMOVE`). */
 function withAt(value: unknown, path: Path, next: unknown): unknown {
-  const copy = (Array.isArray(value) ? [...value] : { ...(value as object) }) as Record<string | number, unknown>;
+  const copy = (Array.isArray(value) ? [...value] : { ...(value as object) }) as Members;
   const [key, ...rest] = path as [string | number, ...Path];
   if (next === REMOVE && rest.length === 0) {
     delete copy[key];
@@ -114,10 +115,7 @@ describe('compiled fact parsing', () => {
       fc.property(
         anyEvent.chain((event) => {
           const objects = pathsOf(event).filter((path) => {
-            const value = path.reduce<unknown>(
-              (at, key) => (at as Record<string | number, unknown>)[key],
-              event,
-            );
+            const value = path.reduce<unknown>((at, key) => (at as Members)[key], event);
             return typeof value === 'object' && value !== null && !Array.isArray(value);
           });
           return fc.tuple(
