@@ -2,25 +2,31 @@ import { z } from 'zod';
 import { FactParseError } from './fact-parse-error.js';
 
 /**
- * Each schema `parseWith` was given, compiled by zod (`z.compile`): a generated validator
- * with the runtime parser's output and issues — a failed check falls back to that parser
- * for its issues — and about a tenth of its cost on a turn's mix of facts. Compiled on
- * first use, so a process that never parses pays nothing.
+ * Each schema `parseWith` was given, compiled by zod (`z.compile`) once it has parsed
+ * `COMPILE_AFTER` values: a generated validator with the runtime parser's output and
+ * issues — a failed check falls back to that parser for its issues — at about a tenth of
+ * its cost on a turn's mix of facts. Compiling the event schema costs about 30 ms, so a
+ * process that parses a few facts (a command reading one run) keeps the runtime parser.
  */
-const compiled = new WeakMap<z.ZodType, z.ZodType>();
+export const COMPILE_AFTER = 64;
+const tiers = new WeakMap<z.ZodType, { uses: number; compiled?: z.ZodType }>();
 
-function compiledOf<T extends z.ZodType>(schema: T): T {
-  let fast = compiled.get(schema) as T | undefined;
-  if (fast === undefined) {
-    fast = z.compile(schema);
-    compiled.set(schema, fast);
+function parserOf<T extends z.ZodType>(schema: T): T {
+  let tier = tiers.get(schema);
+  if (tier === undefined) {
+    tier = { uses: 0 };
+    tiers.set(schema, tier);
   }
-  return fast;
+  if (tier.compiled !== undefined) return tier.compiled as T;
+  tier.uses += 1;
+  if (tier.uses < COMPILE_AFTER) return schema;
+  tier.compiled = z.compile(schema);
+  return tier.compiled as T;
 }
 
 /** Parses `value` with `schema`, or throws a `FactParseError` naming the bad path. */
 export function parseWith<T extends z.ZodType>(schema: T, what: string, value: unknown): z.output<T> {
-  const result = compiledOf(schema).safeParse(value);
+  const result = parserOf(schema).safeParse(value);
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({
     path: issue.path
