@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FactParseError, RuntimeEvent, RuntimeEventSchema } from '../src/index.ts';
@@ -147,5 +149,39 @@ describe('compiled fact parsing', () => {
     );
     // Only a tool's JSON input or result may hold members of any name.
     expect(refused).toBeGreaterThan(200);
+  });
+
+  it('parses with the runtime parser where code generation from strings is forbidden', () => {
+    // A process run with --disallow-code-generation-from-strings cannot compile a schema:
+    // past the compile point it must go on parsing, and refusing, as before.
+    const script = `
+      const { RuntimeEvent } = await import('./src/index.ts');
+      const invocation = { sessionId: 's', turnId: 't', runId: 'r', invocationId: 'i' };
+      const fact = { kind: 'invocation_ended', outcome: { kind: 'completed' } };
+      let parsed = 0;
+      for (let index = 0; index < 200; index += 1) {
+        if (RuntimeEvent.parse(RuntimeEvent.create(invocation, fact)).fact.kind === fact.kind) parsed += 1;
+      }
+      let refused = '';
+      try { RuntimeEvent.parse({ ...RuntimeEvent.create(invocation, fact), extra: 1 }); } catch (error) { refused = error.message; }
+      console.log(JSON.stringify({ parsed, refused }));
+    `;
+    const output = execFileSync(
+      process.execPath,
+      [
+        '--disallow-code-generation-from-strings',
+        '--import',
+        'tsx',
+        '--conditions=@factum/source',
+        '--input-type=module',
+        '--eval',
+        script,
+      ],
+      { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(JSON.parse(output)).toEqual({
+      parsed: 200,
+      refused: expect.stringContaining('malformed event at (root): Unrecognized key: "extra"'),
+    });
   });
 });
