@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,10 +41,38 @@ function run(
 }
 
 /**
+ * Offers better-sqlite3's addon as a local prebuild to installs under `root`. The package
+ * installs its addon with prebuild-install, which looks in a folder of local prebuilds
+ * before it downloads one (from GitHub, out of this machine's reach) and before it compiles
+ * SQLite from source, two minutes of one core. The workspace's own install built that
+ * addon for this Node already (on a fresh machine from source, so that build stays
+ * tested), and it is offered as what a machine that reaches GitHub would download. The
+ * folder is named in a `.prebuild-installrc` above the install, where prebuild-install
+ * looks for its settings (an `npm_config_` variable would draw an npm warning).
+ */
+async function offerLocalPrebuild(root: string): Promise<void> {
+  const manifest = createRequire(join(appRoot, 'package.json')).resolve('better-sqlite3/package.json');
+  const addon = join('build', 'Release', 'better_sqlite3.node');
+  if (!existsSync(join(dirname(manifest), addon))) return;
+  const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
+  const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
+  const libc = process.platform === 'linux' && !report.header?.glibcVersionRuntime ? 'musl' : '';
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}${libc}-${process.arch}.tar.gz`;
+  const folder = join(root, 'prebuilds');
+  mkdirSync(folder, { recursive: true });
+  const packed = await run('tar', ['-czf', join(folder, name), '-C', dirname(manifest), addon], {
+    cwd: root,
+  });
+  expect(packed.code, packed.stderr).toBe(0);
+  writeFileSync(join(root, '.prebuild-installrc'), `local-prebuilds=${folder}\n`);
+}
+
+/**
  * The app as a user gets it: `pnpm pack` makes one tarball (the workspace packages are
  * bundled in), `npm install -g` puts it in a fresh prefix, fetching the libraries it
- * needs from the registry (better-sqlite3 builds its addon there), and `factum` then
- * runs from directories that have nothing to do with this repository.
+ * needs from the registry (better-sqlite3's addon from a local prebuild, see
+ * `offerLocalPrebuild`), and `factum` then runs from directories that have nothing to do with
+ * this repository.
  */
 describe('the packed app, installed with npm into a temporary prefix', () => {
   const root = mkdtempSync(join(tmpdir(), 'factum-install-'));
@@ -59,6 +96,7 @@ describe('the packed app, installed with npm into a temporary prefix', () => {
     // npm's strict install-script check reads the global root before the install
     // creates it (a fresh prefix only: a machine's global prefix has it already).
     mkdirSync(join(prefix, 'lib', 'node_modules'), { recursive: true });
+    await offerLocalPrebuild(root);
     const machineConfig = (await run('npm', ['config', 'get', 'globalconfig'], { cwd: root })).stdout.trim();
     const keepConfig = existsSync(machineConfig) ? ['--globalconfig', machineConfig] : [];
     const installed = await run(
