@@ -48,6 +48,8 @@ export async function resolve(specifier, context, next) {
   const outcome = await runCli([...args, '--dir', dir.dataDir], {
     cwd: dir.workspace,
     nodeArgs: ['--import', pathToFileURL(register).href],
+    // What the sources load, module by module: the bundle would be a few chunks.
+    sources: true,
   });
   const modules = readFileSync(record, 'utf8')
     .split('\n')
