@@ -23,6 +23,11 @@ export function factumVitest(options: { testTimeout?: number; postgres?: boolean
       testTimeout: options.testTimeout ?? 20_000,
       hookTimeout: 20_000,
       pool: 'forks',
+      // A worker runs its files one after another in one module graph, instead of
+      // importing every package's sources again for each file: the suites' imports cost
+      // about a tenth of their CPU (the engine's 32 s of 276 on 2 cores). Tests keep no
+      // state between files beyond what a process shares anyway (the writer thread).
+      isolate: false,
       // The JSON report feeds the one-line summary the root test command prints.
       reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     },
