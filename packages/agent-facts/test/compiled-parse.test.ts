@@ -9,9 +9,9 @@ import { anyEvent } from './property-arbitraries.ts';
 
 /**
  * Facts are parsed through zod's compiled validator (`z.compile`) once a process has
- * parsed a few. Its promise is the runtime parser's output and issues; these properties
- * hold it to that on every fact kind, on valid events and on events broken at a random
- * place, against the schema's own (uncompiled) `safeParse`.
+ * parsed `COMPILE_AFTER` of them. Its promise is the runtime parser's output and issues;
+ * these properties hold it to that on every fact kind, on valid events and on events
+ * broken at a random place, against the schema's own (uncompiled) `safeParse`.
  */
 
 type Path = readonly (string | number)[];
