@@ -28,18 +28,23 @@ function newest(path: string): number {
  * Whether the app's bundle was built after every file it is made of: the app's sources,
  * and the workspace packages' sources and builds it bundles. The README's test command
  * builds it before the tests (turbo: the app's `test` depends on its `build`); a source
- * edited since, or a package built since, sends the children back to the sources.
+ * edited since, or a package built since, sends the children back to the sources. Looked
+ * at once, when the first child may use the bundle.
  */
-const bundleIsCurrent = ((): boolean => {
-  if (!existsSync(builtEntry)) return false;
+let bundleChecked: boolean | undefined;
+function bundleIsCurrent(): boolean {
+  if (bundleChecked !== undefined) return bundleChecked;
+  bundleChecked = false;
+  if (!existsSync(builtEntry)) return bundleChecked;
   const built = statSync(builtEntry).mtimeMs;
   const packages = join(appRoot, '..', '..', 'packages');
   const parts = [
     join(appRoot, 'src'),
     ...readdirSync(packages).flatMap((name) => [join(packages, name, 'src'), join(packages, name, 'dist')]),
   ];
-  return parts.every((part) => newest(part) <= built);
-})();
+  bundleChecked = parts.every((part) => newest(part) <= built);
+  return bundleChecked;
+}
 
 /**
  * The MCP package's keyed test server (the SDK's McpServer), as an `--mcp` command line,
@@ -117,7 +122,7 @@ export function startCli(args: readonly string[], options: CliStart): CliProcess
   delete env.FORCE_COLOR;
   const nodeArgs = options.nodeArgs ?? [];
   const command =
-    bundleIsCurrent && options.sources !== true
+    options.sources !== true && bundleIsCurrent()
       ? [...nodeArgs, builtEntry]
       : ['--conditions=@factum/source', '--import', tsxLoader, ...nodeArgs, cliEntry];
   const child = spawn(process.execPath, [...command, ...args], {
