@@ -93,6 +93,8 @@ describe('facts', () => {
     const many = Array.from({ length: 10_000 }, () => newEventId(at));
     expect(new Set(many).size).toBe(many.length);
     for (const one of many) expect(one).toMatch(v7);
+    // The variant's two free bits are random too: all four of its digits occur.
+    expect(new Set(many.map((one) => one[19])).size).toBe(4);
     // Within one millisecond they sort in the order made, for at least 2,048 ids (the
     // counter starts below 2,048 and stops at 4,095).
     const burst = Array.from({ length: 2_048 }, () => newEventId(at + 7));
