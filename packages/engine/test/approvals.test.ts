@@ -5,10 +5,19 @@ import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { approvalInputDigest } from '@factum/tools';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine, RunError } from '../src/index.ts';
 import { bounds, done, temporaryDirectory } from './support/agent-loop.ts';
-import { approvalCatalog, approvalInput, calls, effectInto, effects, runChild } from './support/approvals.ts';
+import {
+  approvalCatalog,
+  approvalChild,
+  approvalInput,
+  calls,
+  effectInto,
+  effects,
+  runChild,
+} from './support/approvals.ts';
+import { bundleChildren } from './support/child-node.ts';
 
 const refusedCode = async (promise: Promise<unknown>) => {
   try {
@@ -19,6 +28,8 @@ const refusedCode = async (promise: Promise<unknown>) => {
   }
   return 'accepted';
 };
+
+beforeAll(() => bundleChildren(approvalChild));
 
 describe.each(testStores())('approvals on $name', (stores) => {
   async function setup(hostId = `parent-${stores.name}`) {

@@ -1,35 +1,20 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
 import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
-
-const child = fileURLToPath(new URL('./support/crash-child.ts', import.meta.url));
-
-function runChild(file: string, scenario: string, ledger: string): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const process = spawn(
-      'node',
-      ['--conditions=@factum/source', '--import', 'tsx', child, file, scenario, ledger],
-      {
-        stdio: ['ignore', 'ignore', 'inherit'],
-      },
-    );
-    process.on('error', reject);
-    process.on('close', (_code, signal) => resolve(signal));
-  });
-}
+import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
 
 const ledgerLines = (path: string) =>
   existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 describe('crash safety of the engine', () => {
+  beforeAll(() => bundleChildren(crashChild));
+
   // What the reopened log must show of the crashed run: still open (recovery ends it), no
   // trace at all (it died before its first waited-for commit, which its opening rides
   // with: it had no effect), or sealed by its handoff.
@@ -45,7 +30,7 @@ describe('crash safety of the engine', () => {
     async (scenario, _where, shows) => {
       using dir = temporaryDirectory();
       const ledger = join(dir.path, 'ledger');
-      expect(await runChild(dir.file, scenario, ledger)).toBe('SIGKILL');
+      expect(await runCrashChild(dir.file, scenario, ledger)).toBe('SIGKILL');
       const effectsBefore = ledgerLines(ledger).length;
 
       const log = await EventLog.open(dir.file);

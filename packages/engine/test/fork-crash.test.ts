@@ -5,15 +5,17 @@ import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
 import { bounds, done, input } from './support/agent-loop.ts';
+import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
 const child = fileURLToPath(new URL('./support/fork-child.ts', import.meta.url));
+beforeAll(() => bundleChildren(child));
 
 function runChild(target: string, when: string): Promise<string | null> {
   return new Promise((resolve, reject) => {
-    const process = spawn('node', ['--conditions=@factum/source', '--import', 'tsx', child, target, when], {
+    const process = spawn('node', nodeArgs(child, [target, when]), {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     process.on('error', reject);

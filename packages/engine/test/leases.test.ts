@@ -4,10 +4,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog, type LogTarget } from '@factum/event-log';
 import { type TestStoreFactory, testStores } from '@factum/event-log/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bounds, temporaryDirectory } from './support/agent-loop.ts';
+import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
 const child = fileURLToPath(new URL('./support/lease-child.ts', import.meta.url));
+beforeAll(() => bundleChildren(child));
 const wide = { ...bounds, maxEvents: 10_000, maxBytes: 16 * 1024 * 1024 };
 
 type Host = {
@@ -27,7 +29,7 @@ afterEach(() => {
 });
 
 function host(args: string[]): Host {
-  const process = spawn('node', ['--conditions=@factum/source', '--import', 'tsx', child, ...args], {
+  const process = spawn('node', nodeArgs(child, args), {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   started.add(process);

@@ -7,12 +7,14 @@ import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
 import { SessionProjection } from '../src/session-projection.ts';
 import { bounds, configuration, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
+import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
 const child = fileURLToPath(new URL('./support/submit-child.ts', import.meta.url));
+beforeAll(() => bundleChildren(child));
 const at = (n: number): Invocation => ({
   sessionId: 'shared',
   turnId: `turn-${n}`,
@@ -167,18 +169,17 @@ describe.each(testStores())('two processes taking turns in one session, on $name
       // The other process's turn: this process's projection of the session is now
       // behind the log, and this process does not read the head before its next turn.
       provider.script({ ...done, text: 'sent' });
-      const { stdout } = await promisify(execFile)('node', [
-        '--conditions=@factum/source',
-        '--import',
-        'tsx',
-        child,
-        JSON.stringify(store.target),
-        provider.baseUrl,
-        'c1',
-        'key-c1',
-        'from the other process',
-        '10000',
-      ]);
+      const { stdout } = await promisify(execFile)(
+        'node',
+        nodeArgs(child, [
+          JSON.stringify(store.target),
+          provider.baseUrl,
+          'c1',
+          'key-c1',
+          'from the other process',
+          '10000',
+        ]),
+      );
       expect(stdout).toContain('"outcome":{"kind":"completed"}');
       const before = provider.requests.length;
       echoes = 0;

@@ -1,35 +1,23 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Fact } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
 import { bounds, done, input, repeatedCallId, temporaryDirectory } from './support/agent-loop.ts';
+import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
 
-const child = fileURLToPath(new URL('./support/crash-child.ts', import.meta.url));
 const REPEATED_SENTENCE = 'did not run: an earlier call in the same step has the same call id';
-
-function runChild(file: string, scenario: string, ledger: string): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const process = spawn(
-      'node',
-      ['--conditions=@factum/source', '--import', 'tsx', child, file, scenario, ledger],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
-    );
-    process.on('error', reject);
-    process.on('close', (_code, signal) => resolve(signal));
-  });
-}
 
 const toolFacts = (facts: Fact[]) =>
   facts.filter((fact) => fact.kind === 'tool_dispatched' || fact.kind === 'tool_rejected');
 
 describe('a model step that repeats a call id', () => {
+  beforeAll(() => bundleChildren(crashChild));
+
   it('runs the first call once and records the second as a rejection the model reads in its next request', async () => {
     using dir = temporaryDirectory();
     await using provider = await startScriptedProvider();
@@ -69,7 +57,7 @@ describe('a model step that repeats a call id', () => {
   it('killed after model_completed and before the first dispatch: recovery lists each operation once and ends the run', async () => {
     using dir = temporaryDirectory();
     const ledger = join(dir.path, 'ledger');
-    expect(await runChild(dir.file, 'repeated-call-id', ledger)).toBe('SIGKILL');
+    expect(await runCrashChild(dir.file, 'repeated-call-id', ledger)).toBe('SIGKILL');
     expect(existsSync(ledger), 'no effect ran').toBe(false);
 
     const log = await EventLog.open(dir.file);

@@ -1,31 +1,18 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
 import { done, echoCatalog, input, temporaryDirectory } from './support/agent-loop.ts';
-
-const child = fileURLToPath(new URL('./support/crash-child.ts', import.meta.url));
-
-function runChild(file: string, scenario: string, ledger: string): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const process = spawn(
-      'node',
-      ['--conditions=@factum/source', '--import', 'tsx', child, file, scenario, ledger],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
-    );
-    process.on('error', reject);
-    process.on('close', (_code, signal) => resolve(signal));
-  });
-}
+import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
 
 const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
 
 describe('replay in verify mode over the logs crashes leave', () => {
+  beforeAll(() => bundleChildren(crashChild));
+
   // What the recording shows of the killed run: an effect never settled and the end a
   // recovery wrote; a model step cut mid-stream after a durable opening; a handoff seal.
   it.each([
@@ -36,7 +23,7 @@ describe('replay in verify mode over the logs crashes leave', () => {
     'SIGKILL at %s, recovery, a next run: every invocation replays as recorded',
     async (scenario, crashed) => {
       using dir = temporaryDirectory();
-      expect(await runChild(dir.file, scenario, join(dir.path, 'ledger'))).toBe('SIGKILL');
+      expect(await runCrashChild(dir.file, scenario, join(dir.path, 'ledger'))).toBe('SIGKILL');
       await using provider = await startScriptedProvider();
       provider.script(done);
       await using log = await EventLog.open(dir.file);

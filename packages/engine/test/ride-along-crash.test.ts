@@ -1,28 +1,13 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
 import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
-
-const child = fileURLToPath(new URL('./support/crash-child.ts', import.meta.url));
-
-function runChild(file: string, scenario: string, ledger: string): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const process = spawn(
-      'node',
-      ['--conditions=@factum/source', '--import', 'tsx', child, file, scenario, ledger],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
-    );
-    process.on('error', reject);
-    process.on('close', (_code, signal) => resolve(signal));
-  });
-}
+import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
 
 const crashed = {
   sessionId: 'session',
@@ -32,6 +17,8 @@ const crashed = {
 };
 
 describe('a model step rides along with its first T1', () => {
+  beforeAll(() => bundleChildren(crashChild));
+
   it.each([
     ['ride-before', 'inside the transaction that carries the step and its T1', 'nothing of the step'],
     ['ride-after', 'after that transaction is durable, before anyone is told', 'all of it with its T1'],
@@ -40,7 +27,7 @@ describe('a model step rides along with its first T1', () => {
     async (scenario) => {
       using dir = temporaryDirectory();
       const ledger = join(dir.path, 'ledger');
-      expect(await runChild(dir.file, scenario, ledger)).toBe('SIGKILL');
+      expect(await runCrashChild(dir.file, scenario, ledger)).toBe('SIGKILL');
       expect(existsSync(ledger), 'the effect never started').toBe(false);
 
       const log = await EventLog.open(dir.file);

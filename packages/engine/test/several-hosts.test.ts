@@ -5,10 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
 import { startScriptedProvider } from '@factum/model/testing';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bounds, done, oneCall, temporaryDirectory } from './support/agent-loop.ts';
+import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
 const child = fileURLToPath(new URL('./support/host-child.ts', import.meta.url));
+beforeAll(() => bundleChildren(child));
 const postgres = testStores().find((factory) => factory.name === 'postgres');
 
 type Host = {
@@ -17,7 +19,7 @@ type Host = {
 };
 
 function host(args: string[]): Host {
-  const process = spawn('node', ['--conditions=@factum/source', '--import', 'tsx', child, ...args], {
+  const process = spawn('node', nodeArgs(child, args), {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let text = '';

@@ -3,10 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { EventLog, type LogTarget } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
 import { startScriptedProvider } from '@factum/model/testing';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bounds, done } from './support/agent-loop.ts';
+import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
 const child = fileURLToPath(new URL('./support/submit-child.ts', import.meta.url));
+beforeAll(() => bundleChildren(child));
 
 type Lines = { lines: Record<string, unknown>[]; signal: string | null };
 type Submitter = { output: Promise<Lines>; started: Promise<void>; kill(): void };
@@ -14,18 +16,14 @@ type Submitter = { output: Promise<Lines>; started: Promise<void>; kill(): void 
 function submitter(target: LogTarget, baseUrl: string, suffix: string, ttlMs = 10_000): Submitter {
   const process = spawn(
     'node',
-    [
-      '--conditions=@factum/source',
-      '--import',
-      'tsx',
-      child,
+    nodeArgs(child, [
       JSON.stringify(target),
       baseUrl,
       suffix,
       'submission-1',
       'send the invoice to Bob',
       String(ttlMs),
-    ],
+    ]),
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let text = '';

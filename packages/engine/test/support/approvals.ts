@@ -8,6 +8,7 @@ import type { ScriptedReply } from '@factum/model/testing';
 import { type ToolApproval, ToolCatalog, ToolHandler } from '@factum/tools';
 import type { RunInput, RunWork } from '../../src/index.ts';
 import { configuration } from './agent-loop.ts';
+import { nodeArgs } from './child-node.ts';
 
 /**
  * Two tools: `send` needs a person's approval for every call, `echo` for none (unless a
@@ -57,7 +58,7 @@ export function calls(...list: [name: string, input: unknown, id?: string][]): S
   };
 }
 
-const child = fileURLToPath(new URL('./approval-child.ts', import.meta.url));
+export const approvalChild = fileURLToPath(new URL('./approval-child.ts', import.meta.url));
 
 /** Runs the approval child to its end: its printed lines and how it ended. */
 export function runChild(
@@ -67,15 +68,7 @@ export function runChild(
   return new Promise((resolve, reject) => {
     const process = spawn(
       'node',
-      [
-        '--conditions=@factum/source',
-        '--import',
-        'tsx',
-        child,
-        args[0]!,
-        JSON.stringify(target),
-        ...args.slice(1),
-      ],
+      nodeArgs(approvalChild, [args[0]!, JSON.stringify(target), ...args.slice(1)]),
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let text = '';
