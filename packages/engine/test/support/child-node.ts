@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'tsup';
+import { bundleTestScripts } from '../../../../tooling/test-scripts.ts';
 
 /**
  * How the engine's tests start their child processes. A child is a TypeScript script
@@ -52,33 +52,15 @@ function buildsAreCurrent(): boolean {
 export async function bundleChildren(...scripts: string[]): Promise<void> {
   const missing = scripts.filter((script) => !bundles.has(script));
   if (missing.length === 0 || !buildsAreCurrent()) return;
-  // Inside the package, where its dependencies resolve. Each test worker builds in a
-  // directory of its own and moves the files in place: a child never starts from a file
-  // another worker is writing.
-  const shared = join(engineRoot, 'node_modules', '.cache', 'factum-engine-children');
-  const staging = join(shared, `.${process.pid}`);
-  await build({
-    entry: Object.fromEntries(missing.map((script) => [basename(script, '.ts'), script])),
-    outDir: staging,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node20',
-    outExtension: () => ({ js: '.mjs' }),
+  // Inside the package, where its dependencies resolve.
+  const outDir = join(engineRoot, 'node_modules', '.cache', 'factum-engine-children');
+  await bundleTestScripts(
+    Object.fromEntries(missing.map((script) => [basename(script, '.ts'), script])),
+    outDir,
     // Every package stays outside, the other workspace packages resolving to their builds.
-    external: [/^[^./]/],
-    splitting: false,
-    sourcemap: false,
-    dts: false,
-    config: false,
-    silent: true,
-    clean: false,
-  });
-  for (const script of missing) {
-    const name = `${basename(script, '.ts')}.mjs`;
-    renameSync(join(staging, name), join(shared, name));
-    bundles.set(script, join(shared, name));
-  }
-  rmSync(staging, { recursive: true, force: true });
+    { external: [/^[^./]/] },
+  );
+  for (const script of missing) bundles.set(script, join(outDir, `${basename(script, '.ts')}.mjs`));
 }
 
 /** `node`'s arguments that run `script` with `args`: its bundle if it has one, else its source through tsx. */

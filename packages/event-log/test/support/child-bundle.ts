@@ -2,7 +2,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { build } from 'tsup';
+import { bundleTestScripts } from '../../../../tooling/test-scripts.ts';
 
 const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -16,24 +16,12 @@ const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
  */
 export async function bundleChild(entry: URL, name: string): Promise<string> {
   const outDir = join(packageRoot, 'node_modules', '.cache', 'factum-test-children');
-  await build({
-    entry: { [name]: fileURLToPath(entry) },
-    outDir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node20',
-    outExtension: () => ({ js: '.mjs' }),
+  await bundleTestScripts({ [name]: fileURLToPath(entry) }, outDir, {
     external: ['better-sqlite3', 'pg'],
     noExternal: [/^(?!better-sqlite3|pg)/],
     esbuildOptions(options) {
       options.conditions = ['@factum/source'];
     },
-    splitting: false,
-    sourcemap: false,
-    dts: false,
-    config: false,
-    silent: true,
-    clean: false,
     banner: {
       js: "import { createRequire as bundleRequire } from 'node:module';const require = bundleRequire(import.meta.url);",
     },
