@@ -28,8 +28,10 @@ describe('replay over the logs the torture smoke leaves', () => {
       const kinds = new Set<string>();
       for (const file of logs) {
         await using log = await EventLog.open(file);
+        let opened = 0;
         for (const { event } of (await log.prefix({ maxEvents: 1_000_000, maxBytes: 1 << 30 })).events) {
           kinds.add(event.fact.kind);
+          if (event.fact.kind === 'invocation_opened') opened += 1;
         }
         const engine = new Engine({
           log,
@@ -57,10 +59,15 @@ describe('replay over the logs the torture smoke leaves', () => {
           diverged,
           `${file}: ${String(JSON.stringify(diverged[0]?.divergences)).slice(0, 1500)}`,
         ).toEqual([]);
+        // Every invocation the log opened, crashed ones included.
+        expect(report.summary.invocations).toBe(opened);
         replayed += report.summary.invocations;
         await engine.close();
       }
-      expect(replayed).toBeGreaterThan(10);
+      // How many turns a child finishes before its kill depends on the machine's speed
+      // (the kills land at random moments too): 16–25 invocations on a quiet machine, 10
+      // on a loaded CI run. So no count is asserted beyond some, and the kinds below.
+      expect(replayed).toBeGreaterThan(0);
       // The logs hold what the promise is about: crashes recovered, approvals, reconciliations.
       for (const kind of ['tool_dispatched', 'invocation_ended', 'approval_requested'])
         expect(kinds).toContain(kind);
