@@ -3,7 +3,7 @@ import { newEventId } from './event-id.js';
 import { type Fact, FactSchema } from './fact-schema.js';
 import { type Invocation, InvocationSchema } from './invocation-schema.js';
 import { isJsonValue } from './json-value.js';
-import { parseWith } from './parse.js';
+import { COMPILE_AFTER, checked, parseWith } from './parse.js';
 
 /**
  * One fact as the log records it: who it belongs to, when, and an id of its own (made
@@ -16,6 +16,53 @@ export const RuntimeEventSchema = z.strictObject({
   fact: FactSchema,
 });
 export type RuntimeEvent = z.infer<typeof RuntimeEventSchema>;
+
+/**
+ * The event schema narrowed to each fact kind: an event whose fact has that kind parses
+ * to what `RuntimeEventSchema` makes of it, and nothing it refuses parses.
+ */
+const eventOfKind = new Map<unknown, z.ZodType<RuntimeEvent>>(
+  FactSchema.options.map((option) => [option.shape.kind.value, RuntimeEventSchema.extend({ fact: option })]),
+);
+/** Each kind's schema, compiled (`z.compile`) when first needed past the compile point. */
+const compiledOfKind = new Map<unknown, z.ZodType<RuntimeEvent>>();
+let eventParses = 0;
+
+function factKindOf(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const fact = (value as { fact?: unknown }).fact;
+  return typeof fact === 'object' && fact !== null ? (fact as { kind?: unknown }).kind : undefined;
+}
+
+/**
+ * Parses an event as `RuntimeEventSchema` does. Once a process has parsed
+ * `COMPILE_AFTER` events it parses each with a compiled validator of its fact's kind
+ * (see `parseWith` for why the point): one generated function for the whole schema
+ * holds a branch per kind, of which a parse runs one, and V8 left it unoptimized past
+ * 14,000 parses in a running engine (the work it waits for before optimizing a function
+ * grows with the function's size); a kind's own validator is optimized after a few
+ * hundred of its parses. A value the compiled check refuses,
+ * or one of no known kind, is parsed by the runtime parser of the whole schema, whose
+ * issues the error reports.
+ */
+function parseEvent(value: unknown): RuntimeEvent {
+  if (eventParses < COMPILE_AFTER) {
+    eventParses += 1;
+    return checked(RuntimeEventSchema.safeParse(value), 'event');
+  }
+  const kind = factKindOf(value);
+  let compiled = compiledOfKind.get(kind);
+  if (compiled === undefined) {
+    const schema = eventOfKind.get(kind);
+    if (schema !== undefined) {
+      compiled = z.compile(schema);
+      compiledOfKind.set(kind, compiled);
+    }
+  }
+  const parsed = compiled?.safeParse(value);
+  if (parsed?.success) return parsed.data;
+  return checked(RuntimeEventSchema.safeParse(value), 'event');
+}
 
 /** Where new events take their ids and times from; tests pass fixed ones. */
 export type EventOrigin = {
@@ -73,13 +120,13 @@ export const RuntimeEvent = {
       fact,
     };
     if (origin.parse === 'later') return input;
-    const event = parseWith(RuntimeEventSchema, 'event', input);
+    const event = parseEvent(input);
     created.set(event, freezeParsed(event, input, []));
     return event;
   },
   /** Parses an untrusted value into an event, or throws `FactParseError`. */
   parse(value: unknown): RuntimeEvent {
-    return parseWith(RuntimeEventSchema, 'event', value);
+    return parseEvent(value);
   },
   /**
    * The same verdict as `parse`, without parsing twice what `create` already parsed:

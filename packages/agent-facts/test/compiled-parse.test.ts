@@ -8,10 +8,11 @@ import { everyKind, invocation } from './fixtures.ts';
 import { anyEvent } from './property-arbitraries.ts';
 
 /**
- * Facts are parsed through zod's compiled validator (`z.compile`) once a process has
- * parsed `COMPILE_AFTER` of them. Its promise is the runtime parser's output and issues;
- * these properties hold it to that on every fact kind, on valid events and on events
- * broken at a random place, against the schema's own (uncompiled) `safeParse`.
+ * Events are parsed through zod's compiled validator (`z.compile`) of their fact's kind
+ * once a process has parsed `COMPILE_AFTER` of them. Its promise is the runtime parser's
+ * output and issues; these properties hold it to that on every fact kind, on valid events
+ * and on events broken at a random place, against the whole schema's own (uncompiled)
+ * `safeParse`.
  */
 
 type Path = readonly (string | number)[];
