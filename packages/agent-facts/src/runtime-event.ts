@@ -41,9 +41,8 @@ function factKindOf(value: unknown): unknown {
  * holds a branch per kind, of which a parse runs one, and V8 left it unoptimized past
  * 14,000 parses in a running engine (the work it waits for before optimizing a function
  * grows with the function's size); a kind's own validator is optimized after a few
- * hundred of its parses. A value the compiled check refuses,
- * or one of no known kind, is parsed by the runtime parser of the whole schema, whose
- * issues the error reports.
+ * hundred of its parses. A value the compiled check refuses, or one of no known kind,
+ * is parsed by the runtime parser of the whole schema, whose issues the error reports.
  */
 function parseEvent(value: unknown): RuntimeEvent {
   if (eventParses < COMPILE_AFTER) {
