@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Fact } from '@factum/agent-facts';
 import { EventLog } from '@factum/event-log';
+import { newestFile } from '../../../tooling/test-freshness.ts';
 
 const appRoot = fileURLToPath(new URL('..', import.meta.url));
 const cliEntry = join(appRoot, 'src', 'cli.ts');
@@ -13,16 +14,6 @@ const builtEntry = join(appRoot, 'dist', 'cli.js');
 // An absolute loader URL: children (and the MCP servers they start) run in temporary
 // directories where `tsx` is not resolvable.
 export const tsxLoader = pathToFileURL(createRequire(join(appRoot, 'package.json')).resolve('tsx')).href;
-
-/** The latest modification time of the files under `path` (0 when there is none). */
-function newest(path: string): number {
-  if (!existsSync(path)) return 0;
-  let latest = 0;
-  for (const entry of readdirSync(path, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) latest = Math.max(latest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return latest;
-}
 
 /**
  * Whether the app's bundle was built after every file it is made of: the app's sources,
@@ -42,7 +33,7 @@ function bundleIsCurrent(): boolean {
     join(appRoot, 'src'),
     ...readdirSync(packages).flatMap((name) => [join(packages, name, 'src'), join(packages, name, 'dist')]),
   ];
-  bundleChecked = parts.every((part) => newest(part) <= built);
+  bundleChecked = parts.every((part) => newestFile(part) <= built);
   return bundleChecked;
 }
 

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newestFile } from '../../../../tooling/test-freshness.ts';
 import { bundleTestScripts } from '../../../../tooling/test-scripts.ts';
 
 /**
@@ -22,13 +23,6 @@ const dependencies = ['agent-facts', 'code-runtime', 'event-log', 'model', 'tool
 const bundles = new Map<string, string>();
 let current: boolean | undefined;
 
-/** The newest modification time of the files under `path`. */
-function newest(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return readdirSync(path).reduce((latest, name) => Math.max(latest, newest(join(path, name))), 0);
-}
-
 /** When `dist` was last built: its oldest module (0 when there is none). */
 function builtAt(dist: string): number {
   if (!existsSync(dist)) return 0;
@@ -40,7 +34,7 @@ function buildsAreCurrent(): boolean {
   current ??= dependencies.every((name) => {
     const root = join(engineRoot, '..', name);
     const built = builtAt(join(root, 'dist'));
-    return built > 0 && newest(join(root, 'src')) <= built;
+    return built > 0 && newestFile(join(root, 'src')) <= built;
   });
   return current;
 }
