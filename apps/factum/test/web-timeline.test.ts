@@ -1,14 +1,15 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
 import { type EventLog, recoverInvocations } from '@factum/event-log';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './launch-chromium.ts';
+import { screenshotDir } from './screenshot-dir.ts';
 import { type Harness, startHarness, TOKEN } from './server-harness.ts';
 
-const SCREENSHOTS = process.env.FACTUM_SCREENSHOT_DIR ?? mkdtempSync(join(tmpdir(), 'factum-screens-'));
+const screenshots = screenshotDir();
+const SCREENSHOTS = screenshots.path;
 
 /** A session whose process died mid-effect, then recovered: one uncertain operation, one interrupted call. */
 async function writeCrashedSession(log: EventLog): Promise<void> {
@@ -59,6 +60,7 @@ describe('the web timeline in headless Chromium', () => {
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
+    screenshots.dispose();
   });
 
   async function signIn(h: Harness): Promise<Page> {
@@ -175,7 +177,7 @@ describe('the web timeline in headless Chromium', () => {
     await page.waitForSelector('#compose[data-state="open"]');
     expect(await page.isDisabled('#message')).toBe(false);
     await page.screenshot({ path: join(SCREENSHOTS, 'timeline-live.png'), fullPage: true });
-    console.info(`web-timeline: screenshots in ${SCREENSHOTS}`);
+    if (screenshots.kept) console.info(`web-timeline: screenshots in ${SCREENSHOTS}`);
   });
 
   it('highlights an operation left uncertain by a crash, and the call recovery rejected', async () => {

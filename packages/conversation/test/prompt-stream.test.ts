@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   ConversationError,
@@ -203,8 +206,8 @@ describe('server faults', () => {
 
   it('a session body that is not JSON makes open fail with a typed protocol error', async () => {
     const server = await FakeOpenCodeServer.start();
-    const dir = await import('node:fs').then((fs) => fs.mkdtempSync('/tmp/factum-conversation-'));
-    const store = await openSqlitePromptStore(`${dir}/prompts.sqlite`);
+    const dir = mkdtempSync(join(tmpdir(), 'factum-conversation-'));
+    const store = await openSqlitePromptStore(join(dir, 'prompts.sqlite'));
     try {
       server.malformedSessionBody = true;
       const error = await OpenCodeBackend.open({ baseUrl: server.url, store }).catch(
@@ -216,6 +219,7 @@ describe('server faults', () => {
     } finally {
       await store.close();
       await server.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
