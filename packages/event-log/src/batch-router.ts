@@ -26,8 +26,8 @@ export type BatchRouterOptions = {
 export class BatchRouter implements BatchSink<PendingWrite> {
   readonly #hooks: CommitHooks;
   readonly #inline: BatchWriter;
-  readonly #startThread: (() => BatchWriter) | undefined;
-  #thread: BatchWriter | undefined;
+  readonly #startThread: (() => ThreadWriter) | undefined;
+  #thread: ThreadWriter | undefined;
   /** Batches sent to the writer thread and not yet settled: the next goes there too. */
   #inThread = 0;
   /** Where lone writes commit, by what they have cost. */
@@ -55,10 +55,22 @@ export class BatchRouter implements BatchSink<PendingWrite> {
 
   /**
    * Only the thread commits batches in the order sent without blocking the loop (a
-   * batch on the loop has committed before the next is formed).
+   * batch on the loop has committed before the next is formed): once it is ready, or
+   * while a batch is in it.
    */
   overlaps(): boolean {
-    return this.#startThread !== undefined;
+    return this.#inThread > 0 || this.#thread?.ready === true;
+  }
+
+  /**
+   * Starts the writer thread and opens the log there, resolving once it has (at once
+   * without a thread: PostgreSQL, a log in memory, `writerThread: false`). Rejects if
+   * the thread cannot open the log; batches then keep committing on the loop.
+   */
+  async startThread(): Promise<void> {
+    if (this.#startThread === undefined) return;
+    this.#thread ??= this.#startThread();
+    await this.#thread.start();
   }
 
   flush(batch: PendingWrite[], oneGroup: boolean): LoopTurns | Promise<LoopTurns> {
@@ -100,7 +112,8 @@ export class BatchRouter implements BatchSink<PendingWrite> {
 
   /**
    * Where a batch commits. Several writes go to the writer thread, where their
-   * statements and fsync block nothing. A lone write commits on the event loop while
+   * statements and fsync block nothing — once it has started: until then they commit on
+   * the loop rather than wait for it. A lone write commits on the event loop while
    * that is cheap: the thread would add two wake-ups to its latency (measured: about
    * 0.3 ms, as much as its fsync on a quiet disk). Once lone commits cost more than the
    * budget on average (a slow or busy disk), they go to the thread too, and come back
@@ -114,7 +127,11 @@ export class BatchRouter implements BatchSink<PendingWrite> {
     const inline = lone && !this.#lone.inThread && this.#inThread === 0;
     if (this.#startThread === undefined || inline) return this.#inline;
     this.#thread ??= this.#startThread();
-    return this.#thread;
+    if (this.#inThread > 0 || this.#thread.ready) return this.#thread;
+    // No batch waits for the thread to start: until it has opened the log, batches
+    // commit on the loop (a start failed here is tried again by the next batch).
+    this.#thread.start().catch(() => undefined);
+    return this.#inline;
   }
 
   #settle(batch: PendingWrite[], result: BatchResult, lone: boolean, turns: LoopTurns): LoopTurns {

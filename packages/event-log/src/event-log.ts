@@ -296,6 +296,18 @@ export class EventLog implements EventSink, AsyncDisposable {
     return this.#router.stats();
   }
 
+  /**
+   * Starts the process's writer thread and opens this log there, resolving once it has;
+   * at once for a log without one (PostgreSQL, in memory, `writerThread: false`). Batches
+   * never wait for the thread to start — until it is ready they commit on the event
+   * loop — so this is for a process that expects concurrent writers from its first
+   * moment (a server) and would rather not block its loop with their first batches.
+   * Rejects if the thread cannot open the log; writes then keep committing on the loop.
+   */
+  startWriterThread(): Promise<void> {
+    return this.#router.startThread();
+  }
+
   /** The whole log as a digested prefix; `bounds_exceeded` past the bounds. */
   prefix(bounds: ReadBounds): Promise<LogPrefix> {
     return prefixOf(this.#db, { kind: 'global' }, bounds);

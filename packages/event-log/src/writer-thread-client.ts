@@ -162,24 +162,46 @@ export class ThreadWriter implements BatchWriter {
   readonly endsInIo = true;
   readonly #path: string;
   readonly #beforeCommit: ((batch: BatchInfo) => void) | undefined;
-  #connection: { thread: WriterThread; log: Promise<number> } | undefined;
+  #connection: { thread: WriterThread; log: Promise<number>; opened: boolean } | undefined;
 
   constructor(path: string, beforeCommit: ((batch: BatchInfo) => void) | undefined) {
     this.#path = path;
     this.#beforeCommit = beforeCommit;
   }
 
-  #connect(): { thread: WriterThread; log: Promise<number> } {
+  #connect(): { thread: WriterThread; log: Promise<number>; opened: boolean } {
     if (this.#connection !== undefined && !this.#connection.thread.failed) return this.#connection;
     const thread = WriterThread.shared();
     const open = { type: 'open', path: this.#path, pauses: this.#beforeCommit !== undefined } as const;
     const { id, reply } = thread.request(open, this.#beforeCommit);
-    const log = reply.then((done) => {
-      if (done.error !== undefined) throw fromWireCause(done.error);
-      return id;
-    });
-    this.#connection = { thread, log };
-    return this.#connection;
+    const connection = {
+      thread,
+      opened: false,
+      log: reply.then((done) => {
+        if (done.error !== undefined) throw fromWireCause(done.error);
+        connection.opened = true;
+        return id;
+      }),
+    };
+    // A failed opening is reported by the next `write` or `start`, which try again.
+    connection.log.catch(() => undefined);
+    this.#connection = connection;
+    return connection;
+  }
+
+  /**
+   * Whether the thread is running and has opened this log: a batch sent now waits only
+   * for its own commit, not for a thread to start (about 0.1–0.3 s: a worker, the bundle
+   * compiled, the file opened).
+   */
+  get ready(): boolean {
+    const connection = this.#connection;
+    return connection !== undefined && connection.opened && !connection.thread.failed;
+  }
+
+  /** Starts the thread and opens this log there, if not done yet; resolves once it has. */
+  async start(): Promise<void> {
+    await this.#connect().log;
   }
 
   async write(batch: readonly StagedWrite[]): Promise<BatchResult> {

@@ -181,6 +181,7 @@ describe.each(testStores())('approvals on $name', (stores) => {
     await using store = await stores.create();
     // Every write goes to the writer thread on SQLite, so the rules run there too.
     await using log = await EventLog.open(store.target, { loneCommitBudgetMs: 0 });
+    await log.startWriterThread();
     const parked = invocation('-1');
     const operations = ['s:a', 's:b', 's:c', 's:d'];
     await parkFor(log, parked, operations);

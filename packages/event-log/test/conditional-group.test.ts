@@ -108,6 +108,7 @@ describe('a group built on a session head, committed by the writer thread (sqlit
     await using store = await sqlite!.create();
     // Every batch goes to the writer thread.
     await using log = await EventLog.open(store.target, { loneCommitBudgetMs: 0 });
+    await log.startWriterThread();
     const sessions = Array.from({ length: 8 }, (_, index) => `s${index}`);
     const heads = await Promise.all(
       sessions.map(async (sessionId) => {

@@ -17,6 +17,7 @@ async function openWatched(file: string): Promise<{ log: EventLog; seen: Seen }>
       afterCommit: () => seen.order.push('commit'),
     },
   });
+  await log.startWriterThread();
   return { log, seen };
 }
 

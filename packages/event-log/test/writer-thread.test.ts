@@ -1,3 +1,4 @@
+import { mkdirSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AppendRefusedError, type BatchInfo, EventLog } from '../src/index.ts';
@@ -19,6 +20,7 @@ describe('the writer thread', () => {
       loneCommitBudgetMs: Number.POSITIVE_INFINITY,
       hooks: { afterCommit: (batch) => committed.push(batch) },
     });
+    await log.startWriterThread();
     for (let round = 0; round < 3; round += 1) {
       const group = Array.from({ length: 16 }, (_, index) =>
         invocation(`-${round}-${index}`, `s-${round}-${index}`),
@@ -40,6 +42,37 @@ describe('the writer thread', () => {
       highWater: before.highWater,
       digest: before.digest,
     });
+  });
+
+  it('no batch waits for the thread to start: the first batches of several writes commit on the event loop until it has opened the log', async () => {
+    using dir = temporaryDirectory();
+    const committed: string[] = [];
+    await using log = await EventLog.open(dir.file, {
+      hooks: { afterCommit: (batch) => committed.push(`${batch.size}:${batch.committer}`) },
+    });
+    const group = Array.from({ length: 8 }, (_, index) => invocation(`-${index}`, `s-${index}`));
+    // A thread starts in tens of milliseconds at best; this batch commits in the same turn.
+    await Promise.all(group.map((at) => log.append(write(at, facts.opened()))));
+    expect(committed).toEqual(['8:event_loop']);
+    await log.startWriterThread();
+    await Promise.all(group.map((at) => log.append(write(at, facts.completed('s1', [])))));
+    expect(committed).toEqual(['8:event_loop', '8:writer_thread']);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 16 });
+  });
+
+  it('a thread that cannot open the log leaves every batch on the event loop, and startWriterThread says why', async () => {
+    using dir = temporaryDirectory();
+    const committed: string[] = [];
+    await using log = await EventLog.open(dir.file, {
+      hooks: { afterCommit: (batch) => committed.push(`${batch.size}:${batch.committer}`) },
+    });
+    // The thread opens the file by its path: gone, and a directory in its place.
+    rmSync(dir.file);
+    mkdirSync(dir.file);
+    await expect(log.startWriterThread()).rejects.toMatchObject({ code: 'SQLITE_CANTOPEN' });
+    const group = Array.from({ length: 4 }, (_, index) => invocation(`-${index}`, `s-${index}`));
+    await Promise.all(group.map((at) => log.append(write(at, facts.opened()))));
+    expect(committed).toEqual(['4:event_loop']);
   });
 
   it('lone writes move to the thread while their commits are slow, and come back once they cost under half the budget', async () => {
@@ -79,6 +112,7 @@ describe('the writer thread', () => {
       loneCommitBudgetMs: 10_000,
       hooks: { afterCommit: (batch) => committed.push(`${batch.size}:${batch.committer}`) },
     });
+    await log.startWriterThread();
     const first = invocation();
     await log.append(write(first, facts.opened()));
     const group = Array.from({ length: 8 }, (_, index) => invocation(`-${index}`, `s-${index}`));
@@ -102,6 +136,7 @@ describe('the writer thread', () => {
       loneCommitBudgetMs: 10_000,
       hooks: { afterCommit: (batch) => batch.size === 1 && committers.add(batch.committer) },
     });
+    await log.startWriterThread();
     const shared = invocation('-shared', 'shared');
     await log.append(write(shared, facts.opened()));
     const other = startChild(writerChild, [dir.file, 'other', '120']);
@@ -195,6 +230,7 @@ describe('the writer thread', () => {
   it('refuses each broken write of a batch in the thread with its own code, and commits the rest', async () => {
     using dir = temporaryDirectory();
     await using log = await EventLog.open(dir.file);
+    await log.startWriterThread();
     const at = invocation();
     const other = invocation('-2', 'other');
     const origin = { kind: 'provider', stepId: 's' } as const;
@@ -242,6 +278,7 @@ describe('the writer thread', () => {
         },
       },
     });
+    await log.startWriterThread();
     const group = [1, 2, 3].map((index) => invocation(`-${index}`, `s-${index}`));
     const results = await Promise.allSettled(group.map((at) => log.append(write(at, facts.opened()))));
     for (const result of results) {
@@ -268,6 +305,7 @@ describe('the writer thread', () => {
         },
       },
     });
+    await log.startWriterThread();
     const first = [1, 2].map((index) => invocation(`-${index}`, `s-${index}`));
     await Promise.all(first.map((at) => log.append(write(at, facts.opened()))));
     stop = true;
@@ -356,5 +394,6 @@ async function slowCommits(file: string, loneCommitBudgetMs: number) {
       },
     }),
   };
+  await slow.log.startWriterThread();
   return slow;
 }

@@ -90,6 +90,10 @@ async function serve(options: ServeOptions, context: CliContext): Promise<number
     await runtime.close();
     throw error;
   });
+  // Sessions come at once to a server: its log's writer thread is started now, in the
+  // background, so that their first batches need not commit on the event loop meanwhile
+  // (a thread that cannot start leaves them there: the log still works).
+  runtime.log.startWriterThread().catch(() => undefined);
   // Each run this server starts is exported as a trace once it has ended.
   const registry = new InvocationRegistry(
     tracing === undefined

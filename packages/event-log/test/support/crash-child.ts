@@ -26,6 +26,8 @@ const log = await EventLog.open(file, {
     afterCommit: () => maybeDie('afterCommit'),
   },
 });
+// Ready before the first batch, so that batches of several writes commit in the thread.
+await log.startWriterThread();
 const worker = Number(process.pid);
 for (let round = 0; ; round += 1) {
   // Eight sessions write at once, so batches hold several writes and commit in the writer
