@@ -195,8 +195,7 @@ export class ThreadWriter implements BatchWriter {
    * compiled, the file opened).
    */
   get ready(): boolean {
-    const connection = this.#connection;
-    return connection !== undefined && connection.opened && !connection.thread.failed;
+    return this.#connection?.opened === true && !this.#connection.thread.failed;
   }
 
   /** Starts the thread and opens this log there, if not done yet; resolves once it has. */
