@@ -129,7 +129,7 @@ export class BatchRouter implements BatchSink<PendingWrite> {
     this.#thread ??= this.#startThread();
     if (this.#inThread > 0 || this.#thread.ready) return this.#thread;
     // No batch waits for the thread to start: until it has opened the log, batches
-    // commit on the loop (a start failed here is tried again by the next batch).
+    // commit on the loop (all of them, if it cannot open the log).
     this.#thread.start().catch(() => undefined);
     return this.#inline;
   }

@@ -183,7 +183,7 @@ export class ThreadWriter implements BatchWriter {
         return id;
       }),
     };
-    // A failed opening is reported by the next `write` or `start`, which try again.
+    // A failed opening is reported to whoever awaits it (`write`, `start`), not as unhandled.
     connection.log.catch(() => undefined);
     this.#connection = connection;
     return connection;
