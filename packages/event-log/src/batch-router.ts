@@ -59,6 +59,11 @@ export class BatchRouter implements BatchSink<PendingWrite> {
    * while a batch is in it.
    */
   overlaps(): boolean {
+    return this.#threadTakesBatches();
+  }
+
+  /** Whether the thread takes batches now: it has opened the log, or a batch is in it. */
+  #threadTakesBatches(): boolean {
     return this.#inThread > 0 || this.#thread?.ready === true;
   }
 
@@ -127,7 +132,7 @@ export class BatchRouter implements BatchSink<PendingWrite> {
     const inline = lone && !this.#lone.inThread && this.#inThread === 0;
     if (this.#startThread === undefined || inline) return this.#inline;
     this.#thread ??= this.#startThread();
-    if (this.#inThread > 0 || this.#thread.ready) return this.#thread;
+    if (this.#threadTakesBatches()) return this.#thread;
     // No batch waits for the thread to start: until it has opened the log, batches
     // commit on the loop (all of them, if it cannot open the log).
     this.#thread.start().catch(() => undefined);
