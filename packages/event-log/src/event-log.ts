@@ -116,6 +116,7 @@ export class EventLog implements EventSink, AsyncDisposable {
   readonly #direct: SyncQueryRun | undefined;
   /** Sessions' histories, several in one statement when reads wait (PostgreSQL). */
   readonly #sessionReads: SessionReads | undefined;
+  readonly #leaseDatabase: (() => Kysely<LogDatabase>) | undefined;
   #lease: HostLease | undefined;
   /** The stamp each run or effect was staged under, for `mayStartEffect`. */
   readonly #stamps = new WeakMap<RuntimeEvent, WriterStamp>();
@@ -128,6 +129,7 @@ export class EventLog implements EventSink, AsyncDisposable {
     this.#db = store.db;
     this.#dialect = store.dialect.name;
     this.#direct = store.direct;
+    this.#leaseDatabase = store.leaseDatabase;
     this.#sessionReads = store.readers === undefined ? undefined : new SessionReads(store.db, store.readers);
     this.#limits = {
       maxEventBytes: options.maxEventBytes ?? 1024 * 1024,
@@ -253,7 +255,9 @@ export class EventLog implements EventSink, AsyncDisposable {
   async holdLease(options: LeaseOptions = {}): Promise<HostLease> {
     if (this.#lease !== undefined) throw new EventLogError('lease_held', 'this log already holds a lease');
     if (this.#closed) throw new EventLogError('closed', 'the event log is closed');
-    this.#lease = await HostLease.hold({ db: this.#db, dialect: this.#dialect }, options);
+    const own = this.#leaseDatabase?.();
+    const store = { db: own ?? this.#db, dialect: this.#dialect, ...(own ? { closesWithLease: true } : {}) };
+    this.#lease = await HostLease.hold(store, options);
     return this.#lease;
   }
 

@@ -31,7 +31,15 @@ export type LeaseStatus = {
   readonly lost: number;
 };
 
-type Store = { readonly db: Kysely<LogDatabase>; readonly dialect: 'sqlite' | 'postgres' };
+type Store = {
+  readonly db: Kysely<LogDatabase>;
+  readonly dialect: 'sqlite' | 'postgres';
+  /** `db` is the lease's own connection: destroyed once the lease is released. */
+  readonly closesWithLease?: boolean;
+};
+
+/** How long a registration or a release tries while another connection holds the lock. */
+const BUSY_BUDGET_MS = 10_000;
 
 const monotonic: LeaseClock = { now: () => performance.now() };
 
@@ -43,6 +51,12 @@ const monotonic: LeaseClock = { now: () => performance.now() };
  * lease that may already be gone. A lease found lost is registered again under a new
  * epoch: the invocations of the old epoch are then fenced, and recovered by whoever
  * sweeps first.
+ *
+ * On a SQLite file the lease has a connection of its own that never waits for the write
+ * lock blocking the event loop: a statement that finds the lock held is tried again on
+ * a timer (`untilFree`). The lock may be this process's own writer thread's, waiting on
+ * the event loop for a `beforeCommit` hook; a wait that blocked the loop would hold both
+ * for SQLite's busy timeout (10 s), and every host's writes with them.
  */
 export class HostLease {
   readonly #store: Store;
@@ -74,10 +88,16 @@ export class HostLease {
 
   /** Registers a host on `store` and starts renewing its lease. */
   static async hold(store: Store, options: LeaseOptions = {}): Promise<HostLease> {
-    const lease = new HostLease(store, options);
-    await lease.#register();
-    lease.#schedule();
-    return lease;
+    try {
+      const lease = new HostLease(store, options);
+      await lease.#register();
+      lease.#schedule();
+      return lease;
+    } catch (error) {
+      // Bad options, a host row not to be trusted, a store out of reach: no lease is held.
+      if (store.closesWithLease) await store.db.destroy();
+      throw error;
+    }
   }
 
   /** The host id and epoch this process writes under now. */
@@ -125,18 +145,23 @@ export class HostLease {
     this.#closed = true;
     clearTimeout(this.#timer);
     await this.#renewing?.catch(() => undefined);
-    await releaseLease(this.#store.db, this.stamp).catch(() => undefined);
+    const { db, closesWithLease } = this.#store;
+    const stamp = this.stamp;
+    await untilFree(() => releaseLease(db, stamp), BUSY_BUDGET_MS).catch(() => undefined);
+    if (closesWithLease) await db.destroy();
   }
 
   async #register(): Promise<void> {
     const sent = this.#clock.now();
-    const { epoch } = await registerHost(this.#store.db, this.#store.dialect, {
+    const info = {
       hostId: this.#hostId,
       pid: process.pid,
       hostname: hostname(),
       startedAt: new Date().toISOString(),
       ttlMs: this.#ttlMs,
-    });
+    };
+    const { db, dialect } = this.#store;
+    const { epoch } = await untilFree(() => registerHost(db, dialect, info), BUSY_BUDGET_MS);
     this.#epoch = epoch;
     this.#deadline = sent + (this.#ttlMs * 4) / 5;
   }
@@ -144,8 +169,10 @@ export class HostLease {
   async #renewOnce(): Promise<void> {
     if (this.#closed) return;
     const sent = this.#clock.now();
+    const { db, dialect } = this.#store;
+    const stamp = this.stamp;
     const renewed = await withinTtl(
-      renewLease(this.#store.db, this.#store.dialect, this.stamp, this.#ttlMs),
+      untilFree(() => renewLease(db, dialect, stamp, this.#ttlMs), this.#ttlMs),
       this.#ttlMs,
     );
     if (this.#closed) return;
@@ -187,4 +214,22 @@ function withinTtl<T>(work: Promise<T>, ms: number): Promise<T> {
   });
   work.catch(() => undefined);
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * `work`, tried again while SQLite answers `SQLITE_BUSY` (another connection holds the
+ * write lock), for up to `budgetMs`: between tries this thread waits on a timer, free to
+ * run whatever the lock's holder waits for.
+ */
+async function untilFree<T>(work: () => Promise<T>, budgetMs: number): Promise<T> {
+  const until = performance.now() + budgetMs;
+  for (let wait = 1; ; wait = Math.min(wait * 2, 16)) {
+    try {
+      return await work();
+    } catch (error) {
+      const busy = String((error as { code?: unknown } | undefined)?.code).startsWith('SQLITE_BUSY');
+      if (!busy || performance.now() + wait >= until) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait * (1 + Math.random())));
+  }
 }

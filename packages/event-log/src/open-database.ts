@@ -16,13 +16,22 @@ export type OpenDatabase = {
   readonly readers?: number;
   /** A SQLite file in WAL mode, which a writer thread may open beside this connection. */
   readonly walFile?: string;
+  /**
+   * A connection of the host's lease's own, which never waits for the write lock
+   * blocking the event loop (a SQLite file; see `HostLease`). Without it, the lease's
+   * statements share `db`.
+   */
+  readonly leaseDatabase?: () => Kysely<LogDatabase>;
 };
 
 /** Opens (creating if needed) a SQLite log file; see `connectSqlite`. */
 export function openSqlite(path: string): OpenDatabase {
   try {
     const { db, direct, wal } = connectSqlite(path);
-    return { db, direct, dialect: sqliteDialect, ...(wal ? { walFile: path } : {}) };
+    const file = wal
+      ? { walFile: path, leaseDatabase: () => connectSqlite(path, { busyTimeoutMs: 0 }).db }
+      : {};
+    return { db, direct, dialect: sqliteDialect, ...file };
   } catch (error) {
     throw new EventLogError('open_failed', `cannot open the event log at ${path}: ${String(error)}`, {
       cause: error,

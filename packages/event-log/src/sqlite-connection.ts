@@ -16,8 +16,13 @@ export type SqliteConnection = { db: Kysely<LogDatabase>; direct: SyncQueryRun; 
  * frames are on disk, and other connections see a commit only after that. `wal` is false for an in-memory log.
  * `direct` runs a compiled statement on the handle with none of Kysely's executor
  * around it: a batch's statements cost a few microseconds each that way.
+ * `busyTimeoutMs` (default 10 s) is how long a statement waits, blocking its thread,
+ * for another connection's write lock before failing with `SQLITE_BUSY`.
  */
-export function connectSqlite(path: string): SqliteConnection {
+export function connectSqlite(
+  path: string,
+  options: { readonly busyTimeoutMs?: number } = {},
+): SqliteConnection {
   const fresh = path !== ':memory:' && !existsSync(path);
   if (path !== ':memory:') makeDurableDirectory(dirname(path));
   const database = new Database(path);
@@ -31,6 +36,9 @@ export function connectSqlite(path: string): SqliteConnection {
   database.pragma('fullfsync = ON');
   // A new file's entry in its directory is durable only once the directory is fsynced.
   if (fresh) syncNewEntry(dirname(path));
+  const { busyTimeoutMs } = options;
+  if (busyTimeoutMs !== undefined)
+    database.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   const prepared = withStatementCache(database);
   const db = new Kysely<LogDatabase>({ dialect: new SqliteDialect({ database: prepared }) });
   // Parameters go as arguments: better-sqlite3 binds them faster than one array

@@ -294,6 +294,51 @@ describe('the writer thread', () => {
     expect(await log.verifyChain()).toEqual({ ok: true, events: 3 });
   });
 
+  it('a lease renewal while a thread batch holds the write lock and waits for its beforeCommit hook: the renewal yields, the hook runs, both commit', async () => {
+    using dir = temporaryDirectory();
+    /** What the renewal came to: undefined once renewed, else its error. */
+    let renewal: Promise<unknown> | undefined;
+    let held = false;
+    const hooked: string[] = [];
+    const log: EventLog = await EventLog.open(dir.file, {
+      hooks: {
+        batchStarted: ({ committer }) => {
+          if (committer !== 'writer_thread' || renewal !== undefined) return;
+          // Once the batch is sent to the thread (in this turn's microtasks): the thread
+          // takes the write lock and waits for the hook, which runs only when this
+          // thread is free; the renewal's statement comes first.
+          renewal = new Promise<void>((resolve) => setImmediate(resolve))
+            .then(() => {
+              held = waitUntilLocked(dir.file);
+              return log.lease!.renew();
+            })
+            .then(
+              () => undefined,
+              (error: unknown) => error,
+            );
+        },
+        beforeCommit: ({ committer }) => hooked.push(committer),
+      },
+    });
+    await log.holdLease({ hostId: 'host-hooked', ttlMs: 60_000, renewEveryMs: 50_000 });
+    await log.startWriterThread();
+    const group = [1, 2, 3].map((index) => invocation(`-${index}`, `s-${index}`));
+    await Promise.all(group.map((at) => log.append(write(at, facts.opened()))));
+    expect(renewal).toBeDefined();
+    // The renewal's statement came while the thread held the lock (not before it took it).
+    expect(held).toBe(true);
+    expect(await renewal).toBeUndefined();
+    expect(log.lease!.status()).toMatchObject({
+      hostId: 'host-hooked',
+      epoch: 1,
+      lost: 0,
+      canDispatch: true,
+    });
+    expect(hooked).toEqual(['writer_thread']);
+    expect(await log.verifyChain()).toEqual({ ok: true, events: 3 });
+    await log.close();
+  });
+
   it('a thread that dies with a batch in it leaves that batch outcome_unknown, and the next batch runs in a new thread', async () => {
     using dir = temporaryDirectory();
     let stop = false;
@@ -396,4 +441,30 @@ async function slowCommits(file: string, loneCommitBudgetMs: number) {
   };
   await slow.log.startWriterThread();
   return slow;
+}
+
+/**
+ * Spins (this thread blocked, as a synchronous statement would block it) until another
+ * connection holds `path`'s write lock; false if none did within five seconds.
+ */
+function waitUntilLocked(path: string): boolean {
+  const probe = new Database(path, { timeout: 0 });
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  try {
+    const until = Date.now() + 5_000;
+    while (Date.now() < until) {
+      try {
+        probe.exec('begin immediate');
+        probe.exec('rollback');
+        // Long enough for the thread's busy handler to find the lock free.
+        Atomics.wait(pause, 0, 0, 2);
+      } catch (error) {
+        if (String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return true;
+        throw error;
+      }
+    }
+    return false;
+  } finally {
+    probe.close();
+  }
 }

@@ -440,5 +440,15 @@ function report(where, error) {
   // Why, one level down: a fenced or refused write hides behind a run's error.
   const cause = /** @type {{ cause?: { code?: unknown, message?: unknown } }} */ (error)?.cause;
   const because = cause === undefined ? undefined : `${String(cause.code)}: ${String(cause.message)}`;
-  process.stderr.write(`${JSON.stringify({ where, code, message, because })}\n`);
+  // Below that, to the root: a store's own error (busy, I/O) hides behind a rejected commit.
+  const deeper = [];
+  let next = /** @type {{ cause?: unknown } | undefined} */ (cause)?.cause;
+  while (next !== undefined && next !== null && deeper.length < 4) {
+    const deep = /** @type {{ code?: unknown, message?: unknown, cause?: unknown }} */ (next);
+    deeper.push(`${String(deep.code)}: ${String(deep.message ?? next)}`);
+    next = deep.cause;
+  }
+  const line =
+    deeper.length === 0 ? { where, code, message, because } : { where, code, message, because, deeper };
+  process.stderr.write(`${JSON.stringify(line)}\n`);
 }
