@@ -28,13 +28,26 @@ export type OpenDatabase = {
 export function openSqlite(path: string): OpenDatabase {
   try {
     const { db, direct, wal } = connectSqlite(path);
-    const file = wal
-      ? { walFile: path, leaseDatabase: () => connectSqlite(path, { busyTimeoutMs: 0 }).db }
-      : {};
+    const file = wal ? { walFile: path, leaseDatabase: () => connectLease(path) } : {};
     return { db, direct, dialect: sqliteDialect, ...file };
   } catch (error) {
     throw new EventLogError('open_failed', `cannot open the event log at ${path}: ${String(error)}`, {
       cause: error,
     });
+  }
+}
+
+/** The host lease's own connection to the SQLite file at `path`: no busy wait (see `HostLease`). */
+function connectLease(path: string): Kysely<LogDatabase> {
+  try {
+    return connectSqlite(path, { busyTimeoutMs: 0 }).db;
+  } catch (error) {
+    throw new EventLogError(
+      'open_failed',
+      `cannot open the host lease's connection to ${path}: ${String(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
