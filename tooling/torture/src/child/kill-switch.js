@@ -73,6 +73,16 @@ export class KillSwitch {
     this.#plan = plan;
   }
 
+  /**
+   * Whether a plan needs the `beforeCommit` hook: one that dies inside a commit. Without
+   * it the writer thread never waits on the event loop holding the write lock, as in
+   * production, where no hook is set.
+   */
+  get diesBeforeCommit() {
+    const kind = this.#plan.point.kind;
+    return kind === 'hook' || kind === 'lease' || kind === 'failpoint';
+  }
+
   /** Whether the driver kills this child while it opens its log (an `open` plan). */
   get killedOpening() {
     return this.#plan.point.kind === 'open';
