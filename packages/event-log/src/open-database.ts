@@ -42,12 +42,7 @@ function connectLease(path: string): Kysely<LogDatabase> {
   try {
     return connectSqlite(path, { busyTimeoutMs: 0 }).db;
   } catch (error) {
-    throw new EventLogError(
-      'open_failed',
-      `cannot open the host lease's connection to ${path}: ${String(error)}`,
-      {
-        cause: error,
-      },
-    );
+    const message = `cannot open the host lease's connection to ${path}: ${String(error)}`;
+    throw new EventLogError('open_failed', message, { cause: error });
   }
 }
