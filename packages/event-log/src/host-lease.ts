@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { EventLogError } from './event-log-error.js';
 import { checkHostId, type WriterStamp } from './invocation-owner.js';
 import { registerHost, releaseLease, renewLease } from './lease-queries.js';
+import { sqliteBusy } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 
 /** A monotonic clock in milliseconds: when this host last knew its lease was live. */
@@ -227,8 +228,7 @@ async function untilFree<T>(work: () => Promise<T>, budgetMs: number): Promise<T
     try {
       return await work();
     } catch (error) {
-      const busy = String((error as { code?: unknown } | undefined)?.code).startsWith('SQLITE_BUSY');
-      if (!busy || performance.now() + wait >= until) throw error;
+      if (!sqliteBusy(error) || performance.now() + wait >= until) throw error;
     }
     await new Promise((resolve) => setTimeout(resolve, wait * (1 + Math.random())));
   }

@@ -121,6 +121,11 @@ export interface LogDialect {
   readonly leaseRefusal?: (error: unknown) => LeaseView | undefined;
 }
 
+/** SQLite refused a statement for the write lock (`SQLITE_BUSY` and its extended codes). */
+export function sqliteBusy(error: unknown): boolean {
+  return String(field(error, 'code')).startsWith('SQLITE_BUSY');
+}
+
 function field(error: unknown, name: string): unknown {
   return typeof error === 'object' && error !== null ? (error as Record<string, unknown>)[name] : undefined;
 }

@@ -4,7 +4,7 @@ import { changesNothing, checkWrite, type RuleEffects } from './append-rules.js'
 import type { BatchProgress } from './batch-commit.js';
 import { eventInsert } from './insert-events.js';
 import { ruleStateCached } from './load-rule-state.js';
-import type { SyncQueryRun } from './log-dialect.js';
+import { type SyncQueryRun, sqliteBusy } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import type { RuleCache } from './rule-cache.js';
 import { RuleRefusal } from './rule-refusal.js';
@@ -64,5 +64,5 @@ export function commitLoneInsert(
  */
 function storedNothing(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT') || code.startsWith('SQLITE_BUSY'));
+  return (typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT')) || sqliteBusy(error);
 }
