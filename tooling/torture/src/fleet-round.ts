@@ -38,6 +38,11 @@ export type FleetHost = {
    * past its time-to-live is not live: its runs may rightly be recovered.
    */
   readonly leaseLost: boolean;
+  /**
+   * The longest time its lease went unrenewed, as it said when it stopped (undefined
+   * for a host that did not stop by itself).
+   */
+  readonly renewGapMs: number | undefined;
 };
 
 /** What a round left for the checks: its hosts, and whether the sweepers finished in time. */
@@ -187,6 +192,7 @@ export async function runFleetRound(options: {
         said(exits[i]!.stderr, 'leaseLost').some((lost) => Number(lost) > 0) ||
         said(exits[i]!.stderr, 'renewGapMs').some((gap) => Number(gap) >= ttlMs * 0.9) ||
         said(exits[i]!.stderr, 'code').includes('lease_lost'),
+      renewGapMs: longest(said(exits[i]!.stderr, 'renewGapMs')),
     })),
     unswept,
     sweepMs,
@@ -241,4 +247,9 @@ function said(stderr: string, key: string): string[] {
     } catch {}
   }
   return values;
+}
+
+/** The largest of numbers a child said, or undefined when it said none. */
+function longest(values: readonly string[]): number | undefined {
+  return values.length === 0 ? undefined : Math.max(...values.map(Number));
 }
