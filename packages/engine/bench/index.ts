@@ -17,6 +17,7 @@ import { failover } from './failover.ts';
 import { fleet } from './fleet.ts';
 import { forkBench } from './fork.ts';
 import { leaseOverhead } from './lease-overhead.ts';
+import { turnCpuLongSession } from './long-session.ts';
 import { replayVerify } from './replay-verify.ts';
 import { submissionRetry } from './submission-retry.ts';
 import { turnCpu } from './turn-cpu.ts';
@@ -134,6 +135,7 @@ try {
   if (wanted('fork')) await forkBench();
   if (wanted('replay_verify')) await replayVerify(models, code);
   if (wanted('turn_cpu')) await turnCpu(models, code);
+  if (wanted('turn_cpu_long_session')) await turnCpuLongSession(models, code);
   // Several hosts need PostgreSQL: FACTUM_TEST_POSTGRES_URL's server, as in the tests,
   // or else an embedded one with PostgreSQL's default durability (the tests' skips fsync).
   if (wanted('failover_ms') || wanted('pg_fleet')) {

@@ -17,8 +17,8 @@ import type { ModelExecutor, ModelMessage, ProviderConfig } from '@factum/model'
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
 
-const noop = { name: 'noop', description: 'does nothing', inputSchema: { type: 'object' } } as const;
-const catalog = new ToolCatalog([
+export const noop = { name: 'noop', description: 'does nothing', inputSchema: { type: 'object' } } as const;
+export const catalog = new ToolCatalog([
   {
     definition: noop,
     handler: ToolHandler.immediate({ names: () => ['noop'], invoke: async () => ({ ok: true }) }),
@@ -42,7 +42,7 @@ export async function startServer(): Promise<Server> {
 }
 
 /** Milliseconds of CPU (user + system, every thread) `work` took, per unit of `count`. */
-async function cpuMs(count: number, work: () => Promise<void>): Promise<number> {
+export async function cpuMs(count: number, work: () => Promise<void>): Promise<number> {
   const before = process.cpuUsage();
   await work();
   const spent = process.cpuUsage(before);

@@ -1,7 +1,8 @@
 import { canonicalJson, type InvocationInput, type RunBoundary, successorOf } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
+import type { AdmissionIndex } from './admission-index.js';
 import { refuseParked, refuseWaiting } from './approval-admission.js';
-import { lineage, type SessionEvent, uncertainIn } from './context-projection.js';
+import type { SessionEvent } from './context-projection.js';
 import { executionFingerprint } from './execution-fingerprint.js';
 import type { ContextBounds } from './model-turn.js';
 import { RunError } from './run-error.js';
@@ -46,21 +47,21 @@ async function judge(
 ): Promise<InvocationInput> {
   const { work, invocation } = input;
   // Lent to the run's first step (see `SessionProjection.view`).
-  const events = (await projection.view(log, bounds, { lend: true, unchecked })).events;
-  if (events.some(({ event }) => event.invocation.invocationId === invocation.invocationId)) {
+  const view = await projection.view(log, bounds, { lend: true, unchecked });
+  const { events } = view;
+  const index = projection.admission(view);
+  if (index.has(invocation.invocationId)) {
     throw new RunError(
       'duplicate_invocation',
       `invocation ${invocation.invocationId} already exists in session ${invocation.sessionId}: give a new invocation id, or an idempotency key to get the first run back`,
     );
   }
-  refuseOccupied(events, input.invocation.invocationId, input.invocation.sessionId);
+  refuseOccupied(index, input.invocation.invocationId, input.invocation.sessionId);
   switch (work.kind) {
     case 'message': {
-      const previous = [...events].reverse().find(({ event }) => event.fact.kind === 'invocation_opened');
-      if (previous !== undefined && !work.allowPriorUnknown) {
-        refuseUncertain(events, previous.event.invocation.invocationId);
-      }
-      refuseWaiting(events);
+      const previous = index.lastOpened();
+      if (previous !== undefined && !work.allowPriorUnknown) refuseUncertain(index, previous);
+      if (index.hasParkedRun()) refuseWaiting(events);
       return {
         kind: 'message',
         content: work.message,
@@ -70,7 +71,7 @@ async function judge(
     }
     case 'continuation': {
       await checkBoundary(log, work.source);
-      if (!work.allowPriorUnknown) refuseUncertain(events, work.source.invocation.invocationId);
+      if (!work.allowPriorUnknown) refuseUncertain(index, work.source.invocation.invocationId);
       refuseParked(events, work.source);
       return {
         kind: 'continuation',
@@ -94,25 +95,8 @@ async function judge(
  * live invocation makes the session `busy`; a handoff pause holds it for its successor.
  * A fork's inherited prefix leaves neither behind.
  */
-function refuseOccupied(events: readonly SessionEvent[], invocationId: string, sessionId: string): void {
-  let live: string | null = null;
-  let heldFor: string | null = null;
-  for (const { event } of events) {
-    const fact = event.fact;
-    if (fact.kind === 'invocation_opened') {
-      live = event.invocation.invocationId;
-      heldFor = null;
-    } else if (fact.kind === 'session_forked') {
-      // A fork's own history starts here: a run its prefix cut at a step is not live in
-      // it, and a handoff hold of the source is the source's.
-      live = null;
-      heldFor = null;
-    } else if (fact.kind === 'invocation_ended') {
-      live = null;
-      heldFor =
-        fact.outcome.kind === 'handoff_paused' ? fact.outcome.pause.intent.successorInvocationId : null;
-    }
-  }
+function refuseOccupied(index: AdmissionIndex, invocationId: string, sessionId: string): void {
+  const { live, heldFor } = index.occupancy();
   if (live !== null) {
     throw new RunError(
       'busy',
@@ -127,8 +111,8 @@ function refuseOccupied(events: readonly SessionEvent[], invocationId: string, s
   }
 }
 
-function refuseUncertain(events: readonly SessionEvent[], invocationId: string): void {
-  const uncertain = uncertainIn(events, lineage(events, invocationId));
+function refuseUncertain(index: AdmissionIndex, invocationId: string): void {
+  const uncertain = index.uncertainIn(invocationId);
   if (uncertain.length > 0) {
     throw new RunError(
       'uncertain_operations',

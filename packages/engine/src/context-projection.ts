@@ -59,20 +59,6 @@ export function lineage(events: readonly SessionEvent[], invocationId: string): 
   return segments.reverse();
 }
 
-/** Operations in a history that were dispatched and never settled or reconciled. */
-export function uncertainIn(events: readonly SessionEvent[], segments: readonly Segment[]): string[] {
-  const members = new Set(segments.map((segment) => segment.invocationId));
-  const open = new Set<string>();
-  for (const { event } of events) {
-    if (!members.has(event.invocation.invocationId)) continue;
-    const fact = event.fact;
-    if (fact.kind === 'tool_dispatched') open.add(fact.operationId);
-    if (fact.kind === 'tool_settled') open.delete(fact.operationId);
-    if (fact.kind === 'tool_reconciled' && fact.decision.kind !== 'unknown') open.delete(fact.operationId);
-  }
-  return [...open];
-}
-
 /**
  * The conversation a model request carries, projected from the log alone: each user
  * message, each assistant step, and right after it one tool message per call the step

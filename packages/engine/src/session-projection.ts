@@ -8,6 +8,7 @@ import {
 import { chainLink, contentDigest } from '@factum/agent-facts/digest';
 import { EMPTY_DIGEST, type EventLog, type SessionHead, stagedForm } from '@factum/event-log';
 import { type ModelMessage, type ModelRequest, type ProviderConfig, RequestDigester } from '@factum/model';
+import { AdmissionIndex } from './admission-index.js';
 import type { ResultReader, SessionEvent } from './context-projection.js';
 import { MessageProjection } from './message-projection.js';
 import type { ContextBounds } from './model-turn.js';
@@ -53,6 +54,7 @@ export class SessionProjection {
   #bytes = 0;
   readonly #results = new Map<string, ToolResult>();
   #prompts: Prompts | undefined;
+  #admission: AdmissionIndex | undefined;
   /** Digests the session's requests in the time of what each adds to the last. */
   readonly #digester = new RequestDigester();
   #system: ModelMessage | undefined;
@@ -120,6 +122,23 @@ export class SessionProjection {
     this.#events = undefined;
     this.#results.clear();
     this.#prompts = undefined;
+    this.#admission = undefined;
+  }
+
+  /**
+   * What admission asks of `view`'s history (as `view` just gave it), kept as the
+   * history grows: fed only the events it has not seen, made again when the view does
+   * not extend them (a history read again).
+   */
+  admission(view: SessionView): AdmissionIndex {
+    const events = view.events;
+    let index = this.#admission;
+    if (index === undefined || events.length < index.fed || events[index.fed - 1] !== index.last) {
+      index = new AdmissionIndex();
+      this.#admission = index;
+    }
+    index.feed(events);
+    return index;
   }
 
   /**
