@@ -10,7 +10,7 @@ import { action, historyOf } from './session-history.ts';
 // out by its continuation), operators reconciling old calls, continuations cut inside
 // their source, an invocation id opened twice — and so must a layer over part of it.
 
-const history = fc.array(action, { minLength: 1, maxLength: 40 });
+const history = fc.array(action, { minLength: 1, maxLength: 40, size: 'max' });
 
 describe('the incremental projection of a session gives the whole projection’s prompt (properties)', () => {
   it('after every event, for every invocation', async () => {
