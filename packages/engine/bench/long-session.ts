@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import type { CodeExecutor } from '@factum/code-runtime';
 import { Engine } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
-import type { ModelExecutor, ModelMessage, ProviderConfig } from '@factum/model';
+import type { ModelExecutor, ModelMessage } from '@factum/model';
 import { report } from '../../../tooling/bench/harness.ts';
-import { catalog, configOf, cpuMs, noop, startServer } from './turn-cpu.ts';
+import { catalog, configOf, cpuMs, startServer, undurableTurn } from './turn-cpu.ts';
 
 const BLOCK = 25;
 
@@ -38,7 +38,9 @@ export async function turnCpuLongSession(models: ModelExecutor, code: CodeExecut
     }
   };
   const messages: ModelMessage[] = [];
-  const undurable = (turns: number) => undurableTurns(models, config, messages, turns);
+  const undurable = async (turns: number) => {
+    for (let n = 0; n < turns; n += 1) await undurableTurn(models, config, messages);
+  };
   try {
     await durable(grown);
     await undurable(grown);
@@ -61,34 +63,5 @@ export async function turnCpuLongSession(models: ModelExecutor, code: CodeExecut
     await log.close();
     server.child.send('close');
     rmSync(root, { recursive: true, force: true });
-  }
-}
-
-/** Turns of one undurable conversation that `messages` keeps. */
-async function undurableTurns(
-  models: ModelExecutor,
-  config: ProviderConfig,
-  messages: ModelMessage[],
-  turns: number,
-): Promise<void> {
-  for (let n = 0; n < turns; n += 1) {
-    messages.push({ role: 'user', content: 'go' });
-    for (let step = 0; step < 8; step += 1) {
-      const stream = models.stream({ messages, tools: [noop] }, { provider: config });
-      for await (const _ of stream);
-      const reply = await stream.step();
-      messages.push({ role: 'assistant', parts: reply.parts });
-      const calls = reply.parts.filter((part) => part.kind === 'tool_call');
-      if (calls.length === 0) break;
-      for (const { call } of calls) {
-        if (call.name !== 'noop') throw new Error(`unknown tool ${call.name}`);
-        messages.push({
-          role: 'tool',
-          callId: call.id,
-          name: call.name,
-          result: { kind: 'text', text: '{"ok":true}' },
-        });
-      }
-    }
   }
 }

@@ -17,7 +17,7 @@ import type { ModelExecutor, ModelMessage, ProviderConfig } from '@factum/model'
 import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
 
-export const noop = { name: 'noop', description: 'does nothing', inputSchema: { type: 'object' } } as const;
+const noop = { name: 'noop', description: 'does nothing', inputSchema: { type: 'object' } } as const;
 export const catalog = new ToolCatalog([
   {
     definition: noop,
@@ -91,25 +91,32 @@ async function groupedTurns(
 
 /** The same turn with no log: stream, call the tool, stream again. */
 async function undurableTurns(models: ModelExecutor, config: ProviderConfig, turns: number): Promise<void> {
-  for (let n = 0; n < turns; n += 1) {
-    const messages: ModelMessage[] = [{ role: 'user', content: 'go' }];
-    for (let step = 0; step < 8; step += 1) {
-      const stream = models.stream({ messages, tools: [noop] }, { provider: config });
-      for await (const _ of stream);
-      const reply = await stream.step();
-      messages.push({ role: 'assistant', parts: reply.parts });
-      const calls = reply.parts.filter((part) => part.kind === 'tool_call');
-      if (calls.length === 0) break;
-      for (const { call } of calls) {
-        if (call.name !== 'noop') throw new Error(`unknown tool ${call.name}`);
-        const result = { ok: true };
-        messages.push({
-          role: 'tool',
-          callId: call.id,
-          name: call.name,
-          result: { kind: 'text', text: JSON.stringify(result) },
-        });
-      }
+  for (let n = 0; n < turns; n += 1) await undurableTurn(models, config, []);
+}
+
+/** One undurable turn of the conversation `messages` keeps (each turn a new one above). */
+export async function undurableTurn(
+  models: ModelExecutor,
+  config: ProviderConfig,
+  messages: ModelMessage[],
+): Promise<void> {
+  messages.push({ role: 'user', content: 'go' });
+  for (let step = 0; step < 8; step += 1) {
+    const stream = models.stream({ messages, tools: [noop] }, { provider: config });
+    for await (const _ of stream);
+    const reply = await stream.step();
+    messages.push({ role: 'assistant', parts: reply.parts });
+    const calls = reply.parts.filter((part) => part.kind === 'tool_call');
+    if (calls.length === 0) return;
+    for (const { call } of calls) {
+      if (call.name !== 'noop') throw new Error(`unknown tool ${call.name}`);
+      const result = { ok: true };
+      messages.push({
+        role: 'tool',
+        callId: call.id,
+        name: call.name,
+        result: { kind: 'text', text: JSON.stringify(result) },
+      });
     }
   }
 }
