@@ -58,15 +58,15 @@ export class AdmissionIndex {
   }
 
   /**
-   * Operations dispatched and never settled or reconciled in the history `invocationId`
-   * stands on (`uncertainIn` over its `lineage`), in the order the scan gives them.
+   * Operations dispatched and never settled or reconciled (with a decision) by the
+   * invocations `invocationId` stands on (its `lineage`), in the order of their dispatch.
    */
   uncertainIn(invocationId: string): string[] {
     if (this.#irregular.size === 0) return [];
     const members = this.#lineage(invocationId);
     const open: { operationId: string; since: number }[] = [];
     for (const operationId of this.#irregular) {
-      // The scan's set: added at a dispatch, deleted at a close, re-added at the end.
+      // Open from a dispatch until a close; a dispatch after a close opens it anew.
       let since: number | undefined;
       for (const mark of this.#marks.get(operationId)!) {
         if (!members.has(mark.invocationId)) continue;
