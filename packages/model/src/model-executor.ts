@@ -8,7 +8,7 @@ import { apiKeyOf, displayBaseUrl, endpointUrl, type ProviderConfig } from './pr
 import { type RetryOptions, RetryPolicy } from './retry-policy.js';
 import { SecretRedactor } from './secret-redactor.js';
 import { type AttemptTimeouts, runAttempt } from './stream-attempt.js';
-import { adapterFor, type WireRequest, wireRequest } from './wire-request.js';
+import { adapterFor, type WireTarget, wireBody, wireTarget } from './wire-request.js';
 
 /**
  * Settings of a `ModelExecutor`. Deadlines apply to each attempt:
@@ -32,6 +32,14 @@ export type ModelExecutorOptions = {
 export type ModelStreamOptions = {
   readonly provider: ProviderConfig;
   readonly signal?: AbortSignal;
+  /**
+   * The request's body as text, when the caller has it already: `RequestDigester.body()`
+   * right after digesting this very request with this provider (the canonical JSON of
+   * `wireBody(provider, request)`). It is sent as it is, instead of mapping and
+   * serialising the whole conversation again, so a long conversation costs each request
+   * only what it adds, and the bytes sent are the ones the digest names.
+   */
+  readonly body?: string;
 };
 
 /**
@@ -102,9 +110,11 @@ export class ModelExecutor {
         },
       );
     }
-    let wire: WireRequest;
+    let wire: WireTarget;
+    let body: Readonly<Record<string, unknown>> | undefined;
     try {
-      wire = wireRequest(provider, request, route.url === '' ? undefined : route.url);
+      wire = wireTarget(provider, route.url === '' ? undefined : route.url);
+      if (options.body === undefined) body = wireBody(provider, request);
     } catch {
       // The parser's message would quote the whole baseUrl, query secrets included.
       throw new ModelError(
@@ -112,14 +122,14 @@ export class ModelExecutor {
         `could not build the request for ${context.baseUrl}: check baseUrl and the request`,
       );
     }
-    const choices = provider.kind === 'openai_chat_completions' ? wire.body.n : undefined;
+    const choices = provider.kind === 'openai_chat_completions' ? choicesAsked(provider, request) : undefined;
     if (typeof choices === 'number' && choices > 1) {
       throw new ModelError(
         'bad_request',
         `the request asks ${context.baseUrl} for n = ${choices} choices, but a step is one answer: remove n from providerOptions or bodyOverlay`,
       );
     }
-    const bodyText = JSON.stringify(wire.body);
+    const bodyText = options.body ?? JSON.stringify(body);
     const adapter = adapterFor(provider.kind);
     const timeouts = this.#timeoutsFor(provider);
     let observed = false;
@@ -218,4 +228,15 @@ function positive(value: number, name: string): number {
     throw new ModelError('bad_request', `${name} must be a positive number of milliseconds, got ${value}`);
   }
   return value;
+}
+
+/**
+ * The `n` a Chat Completions body would carry: the adapter sets none, so it is the
+ * overlay's, else the request's options' (the overlay is merged last).
+ */
+function choicesAsked(provider: ProviderConfig, request: ModelRequest): unknown {
+  const overlay = provider.bodyOverlay;
+  if (overlay !== undefined && Object.hasOwn(overlay, 'n')) return overlay.n;
+  const options = request.providerOptions;
+  return options !== undefined && Object.hasOwn(options, 'n') ? options.n : undefined;
 }

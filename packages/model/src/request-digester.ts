@@ -61,6 +61,8 @@ export class RequestDigester {
   #marks: Hash[] = [];
   #tip: Hash | undefined;
   #frame: FrameSource | undefined;
+  /** The frame of the request last digested, or undefined when it was digested whole. */
+  #lastFrame: Frame | undefined;
   /** The parts the kept messages were given in, one after another; `undefined` for one not frozen. */
   #parts: readonly (readonly ModelMessage[] | undefined)[] = [];
   /** The messages each frozen part carries outside the conversation, and for which wire. */
@@ -89,6 +91,7 @@ export class RequestDigester {
   ): string {
     const wire = this.#wireOf(provider);
     const frame = this.#frameOf(wire, provider, request, parts);
+    this.#lastFrame = frame;
     if (frame === undefined) return requestDigest(provider, { ...request, messages: parts.flat() });
     const key = this.#key;
     const variant = wire.variant(provider);
@@ -135,6 +138,21 @@ export class RequestDigester {
     hash.update(wire.close(this.#writers.at(-1) ?? EMPTY_WRITER));
     hash.update(frame.tail);
     return `sha256:${hash.digest('hex')}`;
+  }
+
+  /**
+   * The text the last digest was taken of: the request's canonical body
+   * (`canonicalJson(wireBody(provider, request))`), made of the texts kept for its
+   * messages, with no message mapped or serialised again. Undefined when the last
+   * request was digested whole (its options or the provider's overlay reach into the
+   * conversation) or when nothing was digested yet. A caller that sends this very text
+   * (`ModelStreamOptions.body`) sends the bytes its recorded digest names.
+   */
+  body(): string | undefined {
+    const frame = this.#lastFrame;
+    if (frame === undefined) return undefined;
+    const close = this.#wire!.close(this.#writers.at(-1) ?? EMPTY_WRITER);
+    return `${frame.head}${this.#texts.join('')}${close}${frame.tail}`;
   }
 
   /** The request's frame, made again only when what it is made of changed. */

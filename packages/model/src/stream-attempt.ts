@@ -7,7 +7,7 @@ import type { ProviderAdapter, StreamDecoder } from './provider-adapter.js';
 import { SseReader } from './sse-reader.js';
 import { StepBuilder } from './step-builder.js';
 import { asObject, quote } from './wire-json.js';
-import type { WireRequest } from './wire-request.js';
+import type { WireTarget } from './wire-request.js';
 
 /** The three deadlines of one attempt, in milliseconds. */
 export type AttemptTimeouts = {
@@ -18,7 +18,7 @@ export type AttemptTimeouts = {
 
 /** Everything one attempt needs. */
 export type AttemptSettings = {
-  readonly wire: WireRequest;
+  readonly wire: WireTarget;
   readonly bodyText: string;
   readonly adapter: ProviderAdapter;
   readonly context: ErrorContext;

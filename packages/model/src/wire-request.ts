@@ -7,11 +7,10 @@ import type { ProviderAdapter } from './provider-adapter.js';
 import { apiKeyOf, endpointUrl, type ProviderConfig, type ProviderKind } from './provider-config.js';
 import { responsesAdapter } from './responses-adapter.js';
 
-/** Everything that goes on the wire for one request. */
-export type WireRequest = {
+/** Where a request goes and with which headers (its body is `wireBody`'s). */
+export type WireTarget = {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: Readonly<Record<string, unknown>>;
 };
 
 /** The adapter of a wire format. */
@@ -44,10 +43,10 @@ export function wireBody(provider: ProviderConfig, request: ModelRequest): Recor
 }
 
 /**
- * URL, headers and body of a request. Header precedence: defaults < config `headers` <
- * auth. `url` may be passed when the caller already knows it (it caches the parse).
+ * URL and headers of a request. Header precedence: defaults < config `headers` < auth.
+ * `url` may be passed when the caller already knows it (it caches the parse).
  */
-export function wireRequest(provider: ProviderConfig, request: ModelRequest, url?: string): WireRequest {
+export function wireTarget(provider: ProviderConfig, url?: string): WireTarget {
   const adapter = adapterFor(provider.kind);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -56,11 +55,7 @@ export function wireRequest(provider: ProviderConfig, request: ModelRequest, url
   };
   for (const [name, value] of Object.entries(provider.headers ?? {})) headers[name.toLowerCase()] = value;
   Object.assign(headers, adapter.authHeaders(apiKeyOf(provider)));
-  return {
-    url: url ?? endpointUrl(provider.baseUrl, adapter.path),
-    headers,
-    body: wireBody(provider, request),
-  };
+  return { url: url ?? endpointUrl(provider.baseUrl, adapter.path), headers };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { JsonValue, ModelPart } from '@factum/agent-facts';
+import { canonicalJson, type JsonValue, type ModelPart } from '@factum/agent-facts';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,6 +8,7 @@ import {
   type ProviderKind,
   RequestDigester,
   requestDigest,
+  wireBody,
 } from '../src/index.js';
 
 // The digester must give `requestDigest`'s digest for every request of a conversation,
@@ -68,6 +69,21 @@ const providerOf = (kind: ProviderKind, variant: number): ProviderConfig => ({
   ...(variant === 3 ? { bodyOverlay: kind === 'openai_responses' ? { input: [] } : { messages: [] } } : {}),
 });
 
+/**
+ * The text the digest was taken of is the request's canonical body, byte for byte (what
+ * the executor sends when given it), unless the request was digested whole.
+ */
+function expectBody(
+  digester: RequestDigester,
+  provider: ProviderConfig,
+  request: ModelRequest,
+  whole: boolean,
+) {
+  const body = digester.body();
+  if (whole) expect(body).toBeUndefined();
+  else expect(body).toBe(canonicalJson(wireBody(provider, request)));
+}
+
 function conversations(
   edits: fc.Arbitrary<(typeof edit extends fc.Arbitrary<infer T> ? T : never)[]>,
   numRuns: number,
@@ -103,6 +119,7 @@ function conversations(
             ...(providerOptions === undefined ? {} : { providerOptions }),
           };
           expect(digester.digest(provider, request)).toBe(requestDigest(provider, request));
+          expectBody(digester, provider, request, variant === 3);
         }
       },
     ),
@@ -188,6 +205,7 @@ describe('RequestDigester', () => {
             const request = { tools: [{ name: 'echo', description: 'e', inputSchema: schema }] };
             const expected = requestDigest(provider, { ...request, messages: parts.flat() });
             expect(digester.digestParts(provider, request, parts)).toBe(expected);
+            expectBody(digester, provider, { ...request, messages: parts.flat() }, false);
             // The same conversations given whole: the same digests.
             expect(whole.digest(provider, { ...request, messages: parts.flat() })).toBe(expected);
           }

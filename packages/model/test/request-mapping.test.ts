@@ -1,6 +1,12 @@
-import { rejectionSentence } from '@factum/agent-facts';
+import { contentDigest, rejectionSentence } from '@factum/agent-facts';
 import { describe, expect, it } from 'vitest';
-import { type ModelRequest, requestDigest, routeIdentity } from '../src/index.js';
+import {
+  type ModelRequest,
+  type ProviderKind,
+  RequestDigester,
+  requestDigest,
+  routeIdentity,
+} from '../src/index.js';
 import { startScriptedProvider } from '../src/testing.js';
 import { executor } from './support.js';
 
@@ -272,5 +278,43 @@ describe('pre-rendered tool results', () => {
       .step();
     const messages = provider.requests[0]!.messages as { content?: unknown }[];
     expect(messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c', content: text });
+  });
+});
+
+describe('a body given with the request', () => {
+  const kinds: readonly ProviderKind[] = [
+    'openai_chat_completions',
+    'openai_responses',
+    'anthropic_messages',
+  ];
+
+  it.each(kinds)(
+    '%s: the digester’s body goes on the wire as it is, the bytes its digest names',
+    async (kind) => {
+      await using provider = await startScriptedProvider({ replies: [{ text: 'ok' }, { text: 'ok' }] });
+      const config = provider.config({ kind, bodyOverlay: { temperature: 0 } });
+      const digester = new RequestDigester();
+      const digest = digester.digest(config, conversation);
+      const body = digester.body()!;
+      await executor().stream(conversation, { provider: config, body }).step();
+      await executor().stream(conversation, { provider: config }).step();
+      const [given, made] = provider.recorded;
+      expect(given!.text).toBe(body);
+      expect(contentDigest(given!.text)).toBe(digest);
+      expect(digest).toBe(requestDigest(config, conversation));
+      // The same request as the executor makes it itself, in canonical key order.
+      expect(given!.body).toEqual(made!.body);
+      expect(given!.headers['content-type']).toBe('application/json');
+    },
+  );
+
+  it('n > 1 from the options is refused with a body given too', async () => {
+    await using provider = await startScriptedProvider({ replies: [{ text: 'ok' }] });
+    const request = { ...conversation, providerOptions: { n: 2 } };
+    const digester = new RequestDigester();
+    digester.digest(provider.config(), request);
+    const failed = executor().stream(request, { provider: provider.config(), body: digester.body()! }).step();
+    await expect(failed).rejects.toMatchObject({ code: 'bad_request' });
+    expect(provider.recorded).toHaveLength(0);
   });
 });
