@@ -52,16 +52,24 @@ export async function modelTurn(options: {
     ...(input.providerOptions ? { providerOptions: input.providerOptions } : {}),
     ...(input.mainOutputLimit === undefined ? {} : { maxOutputTokens: input.mainOutputLimit }),
   };
+  const inputDigest = projection.digest(input.provider, request);
+  // The text that digest was taken of: sent as it is, so a request costs what it adds to
+  // the conversation, not its whole length again, and the bytes sent are the digested ones.
+  const body = projection.requestBody();
   writer.deferFact({
     kind: 'model_requested',
     stepId,
     modelId: input.provider.model,
     purpose: 'main',
     source: { scope: view.scope, highWater: view.highWater, digest: view.digest },
-    inputDigest: projection.digest(input.provider, request),
+    inputDigest,
     routeIdentity: routeIdentity(input.provider),
   });
-  const stream = options.models.stream(request, { provider: input.provider, signal: options.signal });
+  const stream = options.models.stream(request, {
+    provider: input.provider,
+    signal: options.signal,
+    ...(body === undefined ? {} : { body }),
+  });
   for await (const observation of stream) {
     options.observer?.onObservation?.(stepId, observation);
     writer.observe(stepId, observation);

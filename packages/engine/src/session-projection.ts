@@ -177,6 +177,11 @@ export class SessionProjection {
     return this.#digester.digest(provider, request);
   }
 
+  /** The canonical body of the request `digest` last digested (`RequestDigester.body`). */
+  requestBody(): string | undefined {
+    return this.#digester.body();
+  }
+
   /** One system message per text, so every prompt of the session begins with the same object. */
   #systemMessage(instructions: string): ModelMessage {
     if (this.#system?.role !== 'system' || this.#system.content !== instructions) {

@@ -137,7 +137,9 @@ describe('a prompt projected in memory equals the prompt projected from the reop
             (await reopened.resolveToolResult('session', eventId)).json(),
           );
           const request: ModelRequest = { messages, tools: tools.specs() };
-          expect(sent[index]!.text).toBe(JSON.stringify(wireBody(config, request)));
+          // Sent as its canonical text, the very bytes the recorded digest names.
+          expect(sent[index]!.text).toBe(canonicalJson(wireBody(config, request)));
+          expect(contentDigest(sent[index]!.text)).toBe(fact.inputDigest);
           // The digest recorded, made step by step from the last one, is the whole request's.
           expect(fact.inputDigest).toBe(requestDigest(config, request));
         }
