@@ -90,8 +90,9 @@ export class RequestDigester {
     parts: readonly (readonly ModelMessage[])[],
   ): string {
     const wire = this.#wireOf(provider);
+    // Set again once this digest is whole: a digest that failed midway leaves no body.
+    this.#lastFrame = undefined;
     const frame = this.#frameOf(wire, provider, request, parts);
-    this.#lastFrame = frame;
     if (frame === undefined) return requestDigest(provider, { ...request, messages: parts.flat() });
     const key = this.#key;
     const variant = wire.variant(provider);
@@ -137,6 +138,7 @@ export class RequestDigester {
     const hash = this.#tip!.copy();
     hash.update(wire.close(this.#writers.at(-1) ?? EMPTY_WRITER));
     hash.update(frame.tail);
+    this.#lastFrame = frame;
     return `sha256:${hash.digest('hex')}`;
   }
 

@@ -155,6 +155,19 @@ describe('RequestDigester', () => {
     conversations(fc.array(long, { minLength: 2, maxLength: 10 }), 60);
   });
 
+  it('leaves no body after a digest that failed midway', () => {
+    const digester = new RequestDigester();
+    const provider = providerOf('openai_chat_completions', 0);
+    const hello: ModelMessage = { role: 'user', content: 'hi' };
+    digester.digest(provider, { messages: [hello], tools: [] });
+    expect(digester.body()).toBe(canonicalJson(wireBody(provider, { messages: [hello], tools: [] })));
+    // An input with no JSON form fails the digest after the first message was kept.
+    const call = { id: 'call_1', name: 'f', input: 1n as unknown as JsonValue };
+    const bad: ModelMessage = { role: 'assistant', parts: [{ kind: 'tool_call', call }] };
+    expect(() => digester.digest(provider, { messages: [hello, bad], tools: [] })).toThrow();
+    expect(digester.body()).toBeUndefined();
+  });
+
   it('follows a provider changed between requests of one conversation', () => {
     const digester = new RequestDigester();
     const messages: ModelMessage[] = [
