@@ -178,22 +178,26 @@ export async function runFleetRound(options: {
   clearInterval(again);
   await Promise.all((partitioned ?? []).map((network) => network.close()));
   return {
-    hosts: started.map((host, i) => ({
-      id: host.id,
-      role: host.role,
-      plan: host.plan,
-      exit: exits[i]!,
-      runs: said(exits[i]!.stderr, 'runs'),
-      failedRuns: failedRuns(exits[i]!.stderr),
-      paused: host.isPaused(),
-      pauseLate: host.isPaused() && !(host === victim && pausedInTime),
-      pauseDeferred: said(exits[i]!.stderr, 'deferred').includes('true'),
-      leaseLost:
-        said(exits[i]!.stderr, 'leaseLost').some((lost) => Number(lost) > 0) ||
-        said(exits[i]!.stderr, 'renewGapMs').some((gap) => Number(gap) >= ttlMs * 0.9) ||
-        said(exits[i]!.stderr, 'code').includes('lease_lost'),
-      renewGapMs: longest(said(exits[i]!.stderr, 'renewGapMs')),
-    })),
+    hosts: started.map((host, i) => {
+      const { stderr } = exits[i]!;
+      const renewGapMs = longest(said(stderr, 'renewGapMs'));
+      return {
+        id: host.id,
+        role: host.role,
+        plan: host.plan,
+        exit: exits[i]!,
+        runs: said(stderr, 'runs'),
+        failedRuns: failedRuns(stderr),
+        paused: host.isPaused(),
+        pauseLate: host.isPaused() && !(host === victim && pausedInTime),
+        pauseDeferred: said(stderr, 'deferred').includes('true'),
+        leaseLost:
+          said(stderr, 'leaseLost').some((lost) => Number(lost) > 0) ||
+          (renewGapMs !== undefined && renewGapMs >= ttlMs * 0.9) ||
+          said(stderr, 'code').includes('lease_lost'),
+        renewGapMs,
+      };
+    }),
     unswept,
     sweepMs,
   };
