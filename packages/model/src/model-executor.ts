@@ -1,5 +1,6 @@
 import type { ModelObservation, ModelStep } from '@factum/agent-facts';
 import type { ErrorContext } from './map-http-error.js';
+import { mergeBody } from './merge-body.js';
 import { type ModelClock, systemClock } from './model-clock.js';
 import { ModelError } from './model-error.js';
 import type { ModelRequest } from './model-request.js';
@@ -231,12 +232,9 @@ function positive(value: number, name: string): number {
 }
 
 /**
- * The `n` a Chat Completions body would carry: the adapter sets none, so it is the
- * overlay's, else the request's options' (the overlay is merged last).
+ * The `n` a Chat Completions body would carry: the adapter sets none, so it is what the
+ * request's options and the provider's overlay give, merged as `wireBody` merges them.
  */
 function choicesAsked(provider: ProviderConfig, request: ModelRequest): unknown {
-  const overlay = provider.bodyOverlay;
-  if (overlay !== undefined && Object.hasOwn(overlay, 'n')) return overlay.n;
-  const options = request.providerOptions;
-  return options !== undefined && Object.hasOwn(options, 'n') ? options.n : undefined;
+  return mergeBody(mergeBody({}, request.providerOptions), provider.bodyOverlay).n;
 }
