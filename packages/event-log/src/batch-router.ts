@@ -4,6 +4,7 @@ import { inlineWriter } from './inline-writer.js';
 import type { LogStats } from './log-stats.js';
 import { LoneCommitPlacement } from './lone-commit-placement.js';
 import type { OpenDatabase } from './open-database.js';
+import { packedMap } from './packed-map.js';
 import { type PendingWrite, settleBatch } from './settle-batch.js';
 import type { BatchResult, BatchWriter, CommitHooks } from './staged-write.js';
 import { ThreadWriter } from './writer-thread-client.js';
@@ -88,7 +89,7 @@ export class BatchRouter implements BatchSink<PendingWrite> {
       eventIds: batch.map((pending) => pending.staged.event.id),
       committer: writer.committer,
     });
-    const written = writer.write(batch.map((pending) => pending.staged));
+    const written = writer.write(packedMap(batch, (pending) => pending.staged));
     // On the event loop the batch has committed already: its writers are told at once.
     if (!(written instanceof Promise)) return this.#settle(batch, written, lone, 1);
     const offLoop = writer.committer === 'writer_thread';

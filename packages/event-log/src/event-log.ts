@@ -45,6 +45,7 @@ import type { LogDatabase } from './log-schema.js';
 import type { LogStats } from './log-stats.js';
 import { migrateToLatest } from './migrations.js';
 import { type OpenDatabase, openSqlite } from './open-database.js';
+import { packedMap } from './packed-map.js';
 import { type SessionHead, sessionHead } from './session-head.js';
 import { SessionReads } from './session-reads.js';
 import type { PendingWrite } from './settle-batch.js';
@@ -193,7 +194,7 @@ export class EventLog implements EventSink, AsyncDisposable {
     writes: readonly EventWrite[],
     options: { readonly onHead?: SessionHead } = {},
   ): Promise<CommitReceipt>[] {
-    const settles = writes.map(() => {
+    const settles = packedMap(writes, () => {
       let settle!: Pick<PendingWrite, 'resolve' | 'reject'>;
       const promise = new Promise<CommitReceipt>((resolve, reject) => {
         settle = { resolve, reject };
@@ -204,15 +205,15 @@ export class EventLog implements EventSink, AsyncDisposable {
       const onHead =
         options.onHead &&
         Object.freeze({ highWater: options.onHead.highWater, digest: options.onHead.digest });
-      const staged = writes.map((write) => {
+      const staged = packedMap(writes, (write) => {
         const one = this.#stage(write, false);
         return onHead === undefined ? one : { ...one, onHead };
       });
-      this.#queue.pushAll(staged.map((one, index) => ({ staged: one, ...settles[index]! })));
+      this.#queue.pushAll(packedMap(staged, (one, index) => ({ staged: one, ...settles[index]! })));
     } catch (error) {
       for (const settle of settles) settle.reject(error);
     }
-    return settles.map((settle) => settle.promise);
+    return packedMap(settles, (settle) => settle.promise);
   }
 
   /**
