@@ -155,7 +155,7 @@ export class AgentLoop {
     const { input, gate, signal, maxSteps } = this.#context;
     const cancelled: InvocationOutcome = { kind: 'cancelled', source: CANCELLATION_SOURCE };
     // A continuation of a parked run carries out the person's decisions first.
-    const parked = await continueApproved(this.#context, captured, signal);
+    const parked = await continueApproved(this.#context, this.#writer, captured, signal);
     if (parked !== undefined) return { kind: 'failed', error: parked };
     for (;;) {
       if (signal.aborted) return cancelled;

@@ -303,10 +303,13 @@ export class Engine {
       // A keyed opening is durable before the run calls its model: a submitter on another
       // host that loses the key must learn it before any effect or model request.
       const durable = options.durableStart === true || key !== undefined;
-      // A message run whose opening rides with its first step's commit builds on the
-      // history in memory unread: that commit is conditional on the session's head
-      // (`InvocationWriter.openOn`), and a refused one starts the run over, read.
-      const rides = !durable && !this.#options.liveModelFacts && input.work.kind === 'message';
+      // An opening that rides with the run's first commit makes that commit conditional
+      // on the session's head (`InvocationWriter.openOn`): a message run's first step, a
+      // continuation's first call carried out. A refused one starts the run over, read.
+      // A message run builds on the history in memory unread.
+      const riding = !durable && !this.#options.liveModelFacts;
+      const rides = riding && input.work.kind === 'message';
+      const restarts = rides || (riding && input.work.kind === 'continuation');
       const open = async (unchecked: boolean) => {
         const admitted = await admit(this.#log, input, this.#options.contextBounds, projection, unchecked);
         const writer = new InvocationWriter(this.#log, input.invocation, {
@@ -327,7 +330,7 @@ export class Engine {
         return writer;
       };
       const writer = await open(rides);
-      return this.#launch(input, writer, projection, options, rides ? () => open(false) : undefined);
+      return this.#launch(input, writer, projection, options, restarts ? () => open(false) : undefined);
     } catch (error) {
       this.#live.delete(sessionId);
       this.#projections.release(sessionId);

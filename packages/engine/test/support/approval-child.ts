@@ -3,13 +3,17 @@
 // - `decide <target> <operation> <approve|deny> [note] [digest]`: prints the decision as JSON, or
 //   `refused <code>`;
 // - `continue <target> <baseUrl> <ledger>`: continues the session's parked run, prints its outcome;
+// - `continue-alone <target> <ledger>`: the same with a model of its own that answers `done`
+//   (for a parent that waits for this process synchronously and so cannot answer it);
 // - `crash <target> <baseUrl> <ledger>`: runs a turn whose effect SIGKILLs the process mid-effect.
 // Effects append `<pid> <input>` to the ledger and fsync it before returning.
 import { writeSync } from 'node:fs';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog, type LogTarget } from '@factum/event-log';
 import { ModelExecutor, type ProviderConfig } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
 import { Engine, RunError } from '../../src/index.ts';
+import { done } from './agent-loop.ts';
 import { approvalCatalog, approvalInput, effectInto } from './approvals.ts';
 
 const [command, targetText, ...rest] = process.argv.slice(2) as [string, string, ...string[]];
@@ -33,6 +37,18 @@ try {
       ...(digest ? { inputDigest: digest } : {}),
     });
     say(JSON.stringify(decided));
+  } else if (command === 'continue-alone') {
+    const [ledger] = rest as [string];
+    await using model = await startScriptedProvider();
+    model.script(done);
+    const tools = approvalCatalog(effectInto(ledger));
+    const parked = await engine.parkedRun('session');
+    if (parked === undefined) throw new Error('no parked run');
+    const provider = model.config({ model: 'test', auth: { apiKey: 'k' } });
+    const outcome = await engine.run(
+      approvalInput(provider, 'alone', tools, { kind: 'continuation', source: parked.source, tools }),
+    );
+    say(JSON.stringify(outcome.outcome));
   } else {
     const [baseUrl, ledger] = rest as [string, string];
     const provider: ProviderConfig = {
