@@ -7,7 +7,7 @@ import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
-import { done, temporaryDirectory } from './support/agent-loop.ts';
+import { bounds, done, temporaryDirectory } from './support/agent-loop.ts';
 import {
   approvalCatalog,
   approvalChild,
@@ -20,7 +20,6 @@ import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
 beforeAll(() => bundleChildren(approvalChild));
 
-const bounds = { maxEvents: 10_000, maxBytes: 64 * 1024 * 1024 };
 const operation = 'invocation-first/1:call-1';
 
 /** `log` with its `scopedPrefix` reads counted (every other member passed through as it is). */
