@@ -7,9 +7,9 @@ import {
   RuntimeEvent,
 } from '@factum/agent-facts';
 import { AppendRefusedError, type EventLog } from '@factum/event-log';
-import type { ContextBounds } from './model-turn.js';
 import { findOperation } from './operation-lookup.js';
 import { RunError, type RunErrorCode } from './run-error.js';
+import type { SessionAccess } from './session-access.js';
 
 /** A person's decision on a call that waits for approval. */
 export type DecideOptions = {
@@ -56,12 +56,12 @@ export async function decideApproval(
   log: EventLog,
   operationId: string,
   options: DecideOptions,
-  context: { readonly bounds: ContextBounds; readonly origin?: EventOrigin },
+  context: { readonly access: SessionAccess; readonly origin?: EventOrigin },
 ): Promise<ApprovalDecision> {
   checkOptions(options);
   // A waiting call is in the log's list of pending approvals: no need to page the log.
   const listed = options.sessionId ?? (await pendingSession(log, operationId));
-  const found = await findOperation(log, operationId, context.bounds, listed);
+  const found = await findOperation(log, context.access, operationId, listed);
   if (found === undefined) {
     throw new RunError('approval_unknown', `no operation ${operationId} is in the log`);
   }
@@ -97,7 +97,7 @@ export async function decideApproval(
   };
   const invocation = found.facts.find(({ fact }) => fact.kind === 'approval_requested')!.invocation;
   try {
-    await log.append(EventWrite.plain(RuntimeEvent.create(invocation, fact, context.origin)));
+    await context.access.commit(EventWrite.plain(RuntimeEvent.create(invocation, fact, context.origin)));
   } catch (error) {
     throw refusalOf(error, operationId);
   }

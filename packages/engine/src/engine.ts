@@ -18,6 +18,7 @@ import type { ReplayOptions } from './replay/replay-setup.js';
 import { RunError } from './run-error.js';
 import type { RunInput, RunOutcome } from './run-input.js';
 import { RunningInvocation } from './running-invocation.js';
+import { SessionAccess } from './session-access.js';
 import { type ForkedSession, type ForkOptions, type ForkSource, forkSession } from './session-fork.js';
 import { type SessionProjection, SessionProjections } from './session-projection.js';
 import { SubmissionGate } from './submission-gate.js';
@@ -104,6 +105,7 @@ export class Engine {
   readonly #submissions: SubmissionGate;
   readonly #projections = new SessionProjections();
   readonly #live = new Set<string>();
+  readonly #access: SessionAccess;
   readonly #workers = new Set<Promise<unknown>>();
   #recovered: Promise<number> | undefined;
   #hosting: Promise<void> | undefined;
@@ -123,6 +125,12 @@ export class Engine {
       sweepEveryMs: init.options?.sweepEveryMs,
       liveModelFacts: init.options?.liveModelFacts ?? false,
     };
+    this.#access = new SessionAccess({
+      log: this.#log,
+      projections: this.#projections,
+      bounds: this.#options.contextBounds,
+      running: (sessionId) => this.#live.has(sessionId),
+    });
     this.#submissions = new SubmissionGate({
       log: this.#log,
       bounds: this.#options.contextBounds,
@@ -196,7 +204,7 @@ export class Engine {
    */
   decide(operationId: string, options: DecideOptions): Promise<ApprovalDecision> {
     return decideApproval(this.#log, operationId, options, {
-      bounds: this.#options.contextBounds,
+      access: this.#access,
       ...(this.#options.origin === undefined ? {} : { origin: this.#options.origin }),
     });
   }
@@ -208,7 +216,7 @@ export class Engine {
    */
   resolve(operationId: string, options: ResolveOptions): Promise<OperationResolution> {
     return resolveOperation(this.#log, operationId, options, {
-      bounds: this.#options.contextBounds,
+      access: this.#access,
       ...(this.#options.origin === undefined ? {} : { origin: this.#options.origin }),
       recover: () => this.sweep(),
     });
@@ -234,7 +242,7 @@ export class Engine {
    * whether every call is decided (`ready`); `undefined` when none waits.
    */
   parkedRun(sessionId: string): Promise<ParkedRunView | undefined> {
-    return parkedRunView(this.#log, sessionId, this.#options.contextBounds);
+    return parkedRunView(this.#log, this.#access, sessionId);
   }
 
   /**

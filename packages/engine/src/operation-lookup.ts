@@ -1,8 +1,8 @@
 import type { Fact, Invocation } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
 import type { SessionEvent } from './context-projection.js';
-import type { ContextBounds } from './model-turn.js';
 import { RunError } from './run-error.js';
+import type { SessionAccess } from './session-access.js';
 
 /** One operation as the log holds it: its session, the invocation that named it, its facts. */
 export type OperationRecord = {
@@ -23,13 +23,13 @@ export type OperationRecord = {
  */
 export async function findOperation(
   log: EventLog,
+  access: SessionAccess,
   operationId: string,
-  bounds: ContextBounds,
   sessionId?: string,
 ): Promise<OperationRecord | undefined> {
   const session = sessionId ?? (await sessionOf(log, operationId));
   if (session === undefined) return undefined;
-  const events = (await log.scopedPrefix({ session }, bounds)).events;
+  const events = await access.events(session);
   const facts = events
     .filter(({ event }) => concerns(event.fact, operationId))
     .map(({ event }) => ({ fact: event.fact, invocation: event.invocation }));

@@ -1,9 +1,9 @@
 import { type EventOrigin, EventWrite, type Fact, RuntimeEvent, ToolResult } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
 import { refusalOf } from './approval-decision.js';
-import type { ContextBounds } from './model-turn.js';
 import { findOperation, type OperationRecord } from './operation-lookup.js';
 import { RunError } from './run-error.js';
+import type { SessionAccess } from './session-access.js';
 
 /** What a person says became of an uncertain operation. */
 export type ResolveOptions = {
@@ -39,16 +39,16 @@ export async function resolveOperation(
   operationId: string,
   options: ResolveOptions,
   context: {
-    readonly bounds: ContextBounds;
+    readonly access: SessionAccess;
     readonly origin?: EventOrigin;
     readonly recover: () => Promise<unknown>;
   },
 ): Promise<OperationResolution> {
   checkOptions(options);
-  let found = await uncertain(log, operationId, context.bounds, options.sessionId);
+  let found = await uncertain(log, context.access, operationId, options.sessionId);
   if (!ended(found)) {
     await context.recover();
-    found = await uncertain(log, operationId, context.bounds, options.sessionId);
+    found = await uncertain(log, context.access, operationId, options.sessionId);
     if (!ended(found)) {
       throw new RunError(
         'busy',
@@ -77,7 +77,9 @@ export async function resolveOperation(
   };
   const event = RuntimeEvent.create(dispatch.invocation, fact, context.origin);
   try {
-    await log.append(result === undefined ? EventWrite.plain(event) : EventWrite.withResult(event, result));
+    await context.access.commit(
+      result === undefined ? EventWrite.plain(event) : EventWrite.withResult(event, result),
+    );
   } catch (error) {
     throw refusalOf(error, operationId);
   }
@@ -92,11 +94,11 @@ export async function resolveOperation(
 
 async function uncertain(
   log: EventLog,
+  access: SessionAccess,
   operationId: string,
-  bounds: ContextBounds,
   sessionId: string | undefined,
 ): Promise<OperationRecord> {
-  const found = await findOperation(log, operationId, bounds, sessionId);
+  const found = await findOperation(log, access, operationId, sessionId);
   const facts = found?.facts.map(({ fact }) => fact) ?? [];
   const dispatched = facts.some((fact) => fact.kind === 'tool_dispatched');
   const closed = facts.some(

@@ -1,7 +1,7 @@
 import type { Invocation, JsonValue, RunBoundary } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
-import type { ContextBounds } from './model-turn.js';
 import { waitingParkedRun } from './parked-run.js';
+import type { SessionAccess } from './session-access.js';
 
 /** A run parked on approvals, as a caller needs it to decide and continue. */
 export type ParkedRunView = {
@@ -24,10 +24,10 @@ export type ParkedRunView = {
 /** The session's parked run that still has a waiting call, if any. */
 export async function parkedRunView(
   log: EventLog,
+  access: SessionAccess,
   sessionId: string,
-  bounds: ContextBounds,
 ): Promise<ParkedRunView | undefined> {
-  const events = (await log.scopedPrefix({ session: sessionId }, bounds)).events;
+  const events = await access.events(sessionId);
   const parked = waitingParkedRun(events);
   if (parked === undefined) return undefined;
   const found = await log.runSource(sessionId, parked.invocation.runId, parked.lastSequence);

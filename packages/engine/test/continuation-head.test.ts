@@ -15,6 +15,7 @@ import {
   calls,
   effectInto,
   effects,
+  runChild,
 } from './support/approvals.ts';
 import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
@@ -40,8 +41,8 @@ function countingReads(log: EventLog): { log: EventLog; reads: () => number } {
   return { log: counted, reads: () => reads };
 }
 
-/** A run parked on one `send` call, decided `approve`: what a continuation starts from. */
-async function decidedRun(target: LogTarget, options: { batchStarted?: () => void } = {}) {
+/** A run parked on one `send` call, decided `approve` (unless `decide: false`): what a continuation starts from. */
+async function decidedRun(target: LogTarget, options: { batchStarted?: () => void; decide?: boolean } = {}) {
   const dir = temporaryDirectory();
   const provider = await startScriptedProvider();
   const opened = await EventLog.open(
@@ -61,7 +62,8 @@ async function decidedRun(target: LogTarget, options: { batchStarted?: () => voi
   provider.script(calls(['send', { to: 'ops' }]));
   const parked = await engine.run(approvalInput(config, 'first', tools));
   expect(parked.outcome).toEqual({ kind: 'approval_pending', operations: [operation] });
-  await engine.decide(operation, { decision: 'approve', by: 'ops' });
+  const parkedReads = reads();
+  if (options.decide !== false) await engine.decide(operation, { decision: 'approve', by: 'ops' });
   const source = (await engine.parkedRun('session'))!.source;
   return {
     log: opened,
@@ -69,6 +71,7 @@ async function decidedRun(target: LogTarget, options: { batchStarted?: () => voi
     provider,
     ledger,
     reads,
+    parkedReads,
     continuation: approvalInput(config, 'second', tools, { kind: 'continuation', source, tools }),
     async [Symbol.asyncDispose]() {
       await engine.close();
@@ -97,6 +100,32 @@ describe.each(testStores())(
       expect(continued.outcome).toEqual({ kind: 'completed' });
       expect(s.reads() - before, 'reads of the whole session during the continuation').toBeLessThanOrEqual(1);
       expect(effects(s.ledger).map((effect) => effect.input)).toEqual([{ to: 'ops' }]);
+    }, 60_000);
+
+    it('a person’s round trip on this engine — the decision, the parked run’s view, the continuation — reads no whole session: the engine’s history of it, checked against the head, serves', async () => {
+      await using store = await stores.create();
+      await using s = await decidedRun(store.target);
+      s.provider.script(done);
+      const continued = await s.engine.run(s.continuation);
+      expect(continued.outcome).toEqual({ kind: 'completed' });
+      expect(s.reads() - s.parkedReads, 'reads of the whole session after the run parked').toBe(0);
+      expect(effects(s.ledger)).toHaveLength(1);
+    }, 60_000);
+
+    it('a decision another process recorded is seen: the history in memory is read again when the head moved', async () => {
+      await using store = await stores.create();
+      await using s = await decidedRun(store.target, { decide: false });
+      const before = await s.engine.parkedRun('session');
+      expect(before?.ready).toBe(false);
+      const reads = s.reads();
+      const decided = await runChild(store.target, ['decide', operation, 'deny', 'not now']);
+      expect(JSON.parse(decided.lines[0]!)).toMatchObject({ operationId: operation, decision: 'denied' });
+      const after = await s.engine.parkedRun('session');
+      expect(after).toMatchObject({
+        ready: true,
+        operations: [{ operationId: operation, decision: 'denied' }],
+      });
+      expect(s.reads() - reads, 'the head moved: one read').toBe(1);
     }, 60_000);
 
     it('another host continues the parked run between admission and the first call: that commit is refused with the opening, the effect runs once, and the run starts over to find nothing left to do', async () => {
