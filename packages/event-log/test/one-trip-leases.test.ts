@@ -47,7 +47,11 @@ async function untilFailedInServer(url: string, eventId: string): Promise<string
         [eventId],
       );
       if (rows[0] !== undefined) {
-        const locks = await client.query(`select 1 from pg_locks where locktype = 'advisory'`);
+        // This database's locks only: other suites' databases share the server.
+        const locks = await client.query(
+          `select 1 from pg_locks l join pg_database d on d.oid = l.database
+            where l.locktype = 'advisory' and d.datname = current_database()`,
+        );
         expect(locks.rows, 'the failed message left no lock behind').toEqual([]);
         return rows[0].query;
       }
