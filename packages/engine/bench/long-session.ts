@@ -6,6 +6,12 @@
 // sides pay for its length on the wire; what the measure guards is the durable side's
 // own work per turn, which must not grow with the session's history (admission once
 // scanned the whole history several times a run: 5 ms a turn after 1,000 turns).
+//
+// approval_round_trip_long_session: then, in the same session, a person's round trip —
+// a run that parks on a call, the decision, the parked run's view, the continuation that
+// makes the call and answers — against a plain turn of the same session, alternating.
+// Each read of the whole session costs what the session's length costs; the round trip
+// once read it four times (0.75–1 s at 1,000 turns).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,9 +20,11 @@ import { Engine } from '@factum/engine';
 import { EventLog } from '@factum/event-log';
 import type { ModelExecutor, ModelMessage } from '@factum/model';
 import { report } from '../../../tooling/bench/harness.ts';
-import { catalog, configOf, cpuMs, startServer, undurableTurn } from './turn-cpu.ts';
+import { catalog, configOf, cpuMs, noopCatalog, startServer, undurableTurn } from './turn-cpu.ts';
 
 const BLOCK = 25;
+/** Round trips measured, each beside a plain turn. */
+const TRIPS = 10;
 
 export async function turnCpuLongSession(models: ModelExecutor, code: CodeExecutor): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'factum-long-session-'));
@@ -26,16 +34,32 @@ export async function turnCpuLongSession(models: ModelExecutor, code: CodeExecut
   const engine = new Engine({ log, models, code });
   const grown = Number(process.env.FACTUM_BENCH_LONG_TURNS ?? 400);
   let turn = 0;
+  const next = () => {
+    turn += 1;
+    return {
+      invocation: { sessionId: 'long', turnId: `t${turn}`, runId: `r${turn}`, invocationId: `i${turn}` },
+      provider: config,
+      configuration: { cwd: '/', toolMode: 'direct' as const },
+    };
+  };
   const durable = async (turns: number) => {
-    for (let n = 0; n < turns; n += 1, turn += 1) {
+    for (let n = 0; n < turns; n += 1) {
       const result = await engine.run({
-        invocation: { sessionId: 'long', turnId: `t${turn}`, runId: `r${turn}`, invocationId: `i${turn}` },
-        provider: config,
-        configuration: { cwd: '/', toolMode: 'direct' },
+        ...next(),
         work: { kind: 'message', message: 'go', tools: catalog },
       });
       if (result.outcome.kind !== 'completed') throw new Error(`a bench turn ended ${result.outcome.kind}`);
     }
+  };
+  const gated = noopCatalog(true);
+  const roundTrip = async () => {
+    const parked = await engine.run({ ...next(), work: { kind: 'message', message: 'go', tools: gated } });
+    if (parked.outcome.kind !== 'approval_pending') throw new Error(`not parked: ${parked.outcome.kind}`);
+    await engine.decide(parked.outcome.operations[0]!, { decision: 'approve', by: 'bench' });
+    const view = await engine.parkedRun('long');
+    const source = view!.source;
+    const done = await engine.run({ ...next(), work: { kind: 'continuation', source, tools: gated } });
+    if (done.outcome.kind !== 'completed') throw new Error(`a continuation ended ${done.outcome.kind}`);
   };
   const messages: ModelMessage[] = [];
   const undurable = async (turns: number) => {
@@ -57,6 +81,20 @@ export async function turnCpuLongSession(models: ModelExecutor, code: CodeExecut
       baselineValue: total.undurable / (100 / BLOCK),
       goal: '<= 1.5',
       note: 'Engine + EventLog on a SQLite file against ModelExecutor with the messages in an array; model server in a child process',
+    });
+    const trips = { roundTrip: 0, plain: 0 };
+    for (let n = 0; n < TRIPS; n += 1) {
+      trips.plain += await cpuMs(1, () => durable(1));
+      trips.roundTrip += await cpuMs(1, roundTrip);
+    }
+    report({
+      measure: 'approval_round_trip_long_session',
+      unit: 'ms of client CPU per round trip (park, decide, view, continue)',
+      value: trips.roundTrip / TRIPS,
+      baseline: `a plain turn of the same session (after turn ${grown + 100}, alternating)`,
+      baselineValue: trips.plain / TRIPS,
+      goal: '<= 4',
+      note: 'two runs (the step that parks; the call and the answer) and the decision and the view between them, on the history in memory',
     });
   } finally {
     await engine.close();

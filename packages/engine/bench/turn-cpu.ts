@@ -18,14 +18,20 @@ import { ToolCatalog, ToolHandler } from '@factum/tools';
 import { report } from '../../../tooling/bench/harness.ts';
 
 const noop = { name: 'noop', description: 'does nothing', inputSchema: { type: 'object' } } as const;
-export const catalog = new ToolCatalog([
-  {
-    definition: noop,
-    handler: ToolHandler.immediate({ names: () => ['noop'], invoke: async () => ({ ok: true }) }),
-    nesting: 'nestable',
-    semantics: 'parallel',
-  },
-]);
+/** The no-op tool; with `approval`, every call of it waits for a person. */
+export function noopCatalog(approval = false): ToolCatalog {
+  return new ToolCatalog([
+    {
+      definition: noop,
+      handler: ToolHandler.immediate({ names: () => ['noop'], invoke: async () => ({ ok: true }) }),
+      nesting: 'nestable',
+      semantics: 'parallel',
+      ...(approval ? { approval: 'always' as const } : {}),
+    },
+  ]);
+}
+
+export const catalog = noopCatalog();
 
 export type Server = { child: ChildProcess; port: number };
 
