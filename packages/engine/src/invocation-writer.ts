@@ -245,7 +245,11 @@ export class InvocationWriter implements EventSink {
       commits.forEach((commit, index) => {
         commit.then(
           (receipt) => projection.advance(receipt.sequence, group[index]!, receipt.sessionDigest),
-          () => projection.invalidate(),
+          // A refusal wrote nothing: the history in memory still stands (the next view
+          // checks it against the head, and takes another writer's facts after it).
+          (error: unknown) => {
+            if (!AppendRefusedError.isInstance(error)) projection.invalidate();
+          },
         );
       });
     }

@@ -12,6 +12,7 @@ import { AdmissionIndex } from './admission-index.js';
 import type { ResultReader, SessionEvent } from './context-projection.js';
 import { MessageProjection } from './message-projection.js';
 import type { ContextBounds } from './model-turn.js';
+import { catchUp } from './session-catch-up.js';
 
 /** A session's whole history as the log holds it, with the chain head that vouches for it. */
 export type SessionView = {
@@ -41,9 +42,10 @@ const KEEP_RESULT_BYTES = 64 * 1024;
  * the log at every step. It is advanced by the facts this process commits (decoded from
  * the same canonical bytes the log stores, and chained the same way), and before every
  * use it is checked against the session's head in the log: if the high water or the
- * session digest differ — another writer's fact, a write whose outcome is unknown, a
- * fact out of order — it is dropped and re-read. The log stays the only authority: a
- * view equals `scopedPrefix` of the same session, event for event.
+ * session digest differ, the facts after it are read and chained on when it is still a
+ * prefix of the session (another writer's turn), and otherwise — a write whose outcome
+ * is unknown, a fact out of order — it is dropped and re-read. The log stays the only
+ * authority: a view equals `scopedPrefix` of the same session, event for event.
  */
 export class SessionProjection {
   readonly #sessionId: string;
@@ -232,6 +234,11 @@ export class SessionProjection {
         this.#lent = lend;
         return this.#snapshot(log);
       }
+      // Another writer's facts came after this history: read only them, if it extends.
+      if (fits && (await this.#catchUp(log, head, bounds))) {
+        this.#lent = lend;
+        return this.#snapshot(log);
+      }
     }
     this.invalidate();
     const prefix = await log.scopedPrefix({ session: this.#sessionId }, bounds);
@@ -248,6 +255,23 @@ export class SessionProjection {
 
   #digest(): string {
     return this.#head ?? EMPTY_DIGEST;
+  }
+
+  /**
+   * Appends the session's events after this history up to `head`, when the history is a
+   * prefix of the session as the log holds it (`catchUp`); false, with nothing changed,
+   * otherwise or when a fact of this process came in the meantime.
+   */
+  async #catchUp(log: EventLog, head: SessionHead, bounds: ContextBounds): Promise<boolean> {
+    const events = this.#events!;
+    const from = { highWater: this.#highWater, link: this.#head, events: events.length, bytes: this.#bytes };
+    const caught = await catchUp(log, this.#sessionId, from, head, bounds);
+    if (caught === undefined || this.#events !== events || this.#highWater !== from.highWater) return false;
+    events.push(...caught.events);
+    this.#highWater = head.highWater;
+    this.#head = caught.link;
+    this.#bytes += caught.bytes;
+    return true;
   }
 
   /** Whether the history in memory ends at `head` (the log's, or where its last commit left it). */
