@@ -245,10 +245,11 @@ export class InvocationWriter implements EventSink {
       commits.forEach((commit, index) => {
         commit.then(
           (receipt) => projection.advance(receipt.sequence, group[index]!, receipt.sessionDigest),
-          // A refusal wrote nothing: the history in memory still stands (the next view
-          // checks it against the head, and takes another writer's facts after it).
+          // A refusal wrote nothing: the history in memory still stands, and the next
+          // view checks it against the head (taking another writer's facts after it).
           (error: unknown) => {
-            if (!AppendRefusedError.isInstance(error)) projection.invalidate();
+            if (AppendRefusedError.isInstance(error)) projection.endLoan();
+            else projection.invalidate();
           },
         );
       });
