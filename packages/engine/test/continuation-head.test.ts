@@ -18,32 +18,11 @@ import {
   runChild,
 } from './support/approvals.ts';
 import { bundleChildren, nodeArgs } from './support/child-node.ts';
+import { countingReads } from './support/session-writes.ts';
 
 beforeAll(() => bundleChildren(approvalChild));
 
 const operation = 'invocation-first/1:call-1';
-
-/**
- * `log` with its reads counted (every other member passed through as it is): `reads()`
- * counts reads of a whole session (`scopedPrefix`), `pages()` reads of the events after
- * a sequence (`read`).
- */
-function countingReads(log: EventLog): { log: EventLog; reads: () => number; pages: () => number } {
-  const counts = { scopedPrefix: 0, read: 0 };
-  const counted = new Proxy(log, {
-    get(target, name) {
-      const value: unknown = Reflect.get(target, name, target);
-      if (typeof value !== 'function') return value;
-      const bound = (value as (...args: unknown[]) => unknown).bind(target);
-      if (name !== 'scopedPrefix' && name !== 'read') return bound;
-      return (...args: unknown[]) => {
-        counts[name] += 1;
-        return bound(...args);
-      };
-    },
-  });
-  return { log: counted, reads: () => counts.scopedPrefix, pages: () => counts.read };
-}
 
 /** A run parked on one `send` call, decided `approve` (unless `decide: false`): what a continuation starts from. */
 async function decidedRun(target: LogTarget, options: { batchStarted?: () => void; decide?: boolean } = {}) {
@@ -53,7 +32,7 @@ async function decidedRun(target: LogTarget, options: { batchStarted?: () => voi
     target,
     options.batchStarted ? { hooks: { batchStarted: options.batchStarted } } : {},
   );
-  const { log, reads, pages } = countingReads(opened);
+  const { log, wholeReads: reads, pages } = countingReads(opened);
   const engine = new Engine({
     log,
     models: new ModelExecutor({ timeoutMs: 10_000, retry: { maxAttempts: 1 } }),

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
+import type { Fact } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
@@ -10,24 +10,13 @@ import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
 import { SessionProjection } from '../src/session-projection.ts';
-import { bounds, configuration, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
+import { bounds, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, nodeArgs } from './support/child-node.ts';
+import { ended, factWrite, opened } from './support/session-writes.ts';
 
 const child = fileURLToPath(new URL('./support/submit-child.ts', import.meta.url));
 beforeAll(() => bundleChildren(child));
-const at = (n: number): Invocation => ({
-  sessionId: 'shared',
-  turnId: `turn-${n}`,
-  runId: `run-${n}`,
-  invocationId: `invocation-${n}`,
-});
-const opened: Fact = {
-  kind: 'invocation_opened',
-  configuration: configuration(),
-  input: { kind: 'message', content: 'hello', sourceMessages: [] },
-};
-const ended: Fact = { kind: 'invocation_ended', outcome: { kind: 'completed' } };
-const write = (n: number, fact: Fact) => EventWrite.plain(RuntimeEvent.create(at(n), fact));
+const write = (n: number, fact: Fact) => factWrite('shared', n, fact);
 
 /**
  * A history and, on another connection to the same file, a foreign writer: what it

@@ -1,4 +1,4 @@
-import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
+import type { RuntimeEvent } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog, type LogTarget } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
@@ -9,60 +9,28 @@ import { describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
 import { SessionProjection } from '../src/session-projection.ts';
 import { configuration, done } from './support/agent-loop.ts';
+import { countingReads, ended, factWrite, invocationAt, opened } from './support/session-writes.ts';
 
 const wide = { maxEvents: 10_000, maxBytes: 16 * 1024 * 1024 };
-const at = (session: string, n: number): Invocation => ({
-  sessionId: session,
-  turnId: `turn-${n}`,
-  runId: `run-${n}`,
-  invocationId: `invocation-${n}`,
-});
-const opened: Fact = {
-  kind: 'invocation_opened',
-  configuration: configuration(),
-  input: { kind: 'message', content: 'hello', sourceMessages: [] },
-};
-const ended: Fact = { kind: 'invocation_ended', outcome: { kind: 'completed' } };
-const write = (session: string, n: number, fact: Fact) =>
-  EventWrite.plain(RuntimeEvent.create(at(session, n), fact));
-
-/** `log` with its whole-session reads (`scopedPrefix`) counted. */
-function counted(log: EventLog): { log: EventLog; wholeReads: () => number } {
-  let reads = 0;
-  const proxy = new Proxy(log, {
-    get(target, name) {
-      const value: unknown = Reflect.get(target, name, target);
-      if (typeof value !== 'function') return value;
-      const bound = (value as (...args: unknown[]) => unknown).bind(target);
-      if (name !== 'scopedPrefix') return bound;
-      return (...args: unknown[]) => {
-        reads += 1;
-        return bound(...args);
-      };
-    },
-  });
-  return { log: proxy, wholeReads: () => reads };
-}
-
 /** This process's log (reads counted) and another writer's, on one store. */
 async function twoWriters(target: LogTarget) {
   const own = await EventLog.open(target);
   const other = await EventLog.open(target);
   let next = 1;
   return {
-    ...counted(own),
+    ...countingReads(own),
     own,
     /** Another process's whole turn in `session`. */
     async foreignTurn(session = 'shared') {
       const n = next++;
-      await other.append(write(session, n, opened));
-      await other.append(write(session, n, ended));
+      await other.append(factWrite(session, n, opened));
+      await other.append(factWrite(session, n, ended));
     },
     /** A turn of this process, advancing `projection` by its commits. */
     async ownTurn(projection: SessionProjection, session = 'shared') {
       const n = next++;
       for (const fact of [opened, ended]) {
-        const one = write(session, n, fact);
+        const one = factWrite(session, n, fact);
         const receipt = await own.commit(one);
         projection.advance(receipt.sequence, one, receipt.sessionDigest);
       }
@@ -169,7 +137,10 @@ describe.each(testStores())('a history in memory catches up with another writer,
   it('two engines taking turns in one session: after its first turn, neither reads the whole session again', async () => {
     await using store = await stores.create();
     await using provider = await startScriptedProvider();
-    const logs = [counted(await EventLog.open(store.target)), counted(await EventLog.open(store.target))];
+    const logs = [
+      countingReads(await EventLog.open(store.target)),
+      countingReads(await EventLog.open(store.target)),
+    ];
     const engines = logs.map(
       ({ log }, index) =>
         new Engine({
@@ -187,7 +158,7 @@ describe.each(testStores())('a history in memory catches up with another writer,
         if (n < 2) provider.script(done);
         else provider.script(done, done);
         const outcome = await engines[n % 2]!.run({
-          invocation: at('taking-turns', n),
+          invocation: invocationAt('taking-turns', n),
           provider: provider.config({ model: 'test' }),
           configuration: configuration(),
           work: { kind: 'message', message: `turn ${n}`, tools: new ToolCatalog([]) },
