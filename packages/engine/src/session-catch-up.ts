@@ -40,8 +40,7 @@ export async function catchUp(
   head: SessionHead,
   bounds: ContextBounds,
 ): Promise<CatchUp | undefined> {
-  const behind = head.highWater - from.highWater;
-  if (behind <= 0 || from.link === undefined) return undefined;
+  if (head.highWater <= from.highWater || from.link === undefined) return undefined;
   const page = await log.read({
     afterSequence: from.highWater,
     limit: CATCH_UP_MAX,

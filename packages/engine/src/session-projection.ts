@@ -230,12 +230,8 @@ export class SessionProjection {
         return this.#snapshot(log);
       }
       const head = await log.sessionHead(this.#sessionId);
-      if (fits && this.#endsAt(head)) {
-        this.#lent = lend;
-        return this.#snapshot(log);
-      }
-      // Another writer's facts came after this history: read only them, if it extends.
-      if (fits && (await this.#catchUp(log, head, bounds))) {
+      // Still the whole session, or another writer's facts came after it: only they are read.
+      if (fits && (this.#endsAt(head) || (await this.#catchUp(log, head, bounds)))) {
         this.#lent = lend;
         return this.#snapshot(log);
       }
