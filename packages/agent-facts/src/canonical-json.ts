@@ -22,6 +22,12 @@ export function canonicalJson(value: unknown): string {
 /** A key JavaScript enumerates before all others, in numeric order rather than RFC 8785's. */
 const INDEX = /^(?:0|[1-9]\d{0,9})$/;
 
+/** Whether JavaScript orders `key` as an array index: only a key starting with a digit can be one. */
+function isIndex(key: string): boolean {
+  const first = key.charCodeAt(0);
+  return first >= 48 && first <= 57 && INDEX.test(key);
+}
+
 /** Stands for a value holding an object whose keys JavaScript would reorder. */
 const REORDERED = Symbol('reordered');
 
@@ -53,7 +59,7 @@ function ordered(value: unknown): unknown {
   let sorted = true;
   for (let index = 0; index < keys.length; index += 1) {
     const key = keys[index]!;
-    if (INDEX.test(key)) return REORDERED;
+    if (isIndex(key)) return REORDERED;
     if (index > 0 && keys[index - 1]! > key) sorted = false;
   }
   let copy: Record<string, unknown> | undefined;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { factObject } from './fact-object.js';
 import { FactumError } from './factum-error.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -30,7 +31,7 @@ export type ToolMode = z.infer<typeof ToolModeSchema>;
  * no field for credentials or headers, and an unknown field is a parse error, so a
  * secret cannot ride along by accident.
  */
-export const InvocationConfigurationSchema = z.strictObject({
+export const InvocationConfigurationSchema = factObject({
   cwd: z.string(),
   toolMode: ToolModeSchema,
   workspaceIdentity: WorkspaceIdentitySchema.optional(),

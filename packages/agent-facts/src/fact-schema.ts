@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InvocationConfigurationSchema } from './configuration-schema.js';
+import { factObject } from './fact-object.js';
 import { HandoffPauseSchema } from './handoff-schema.js';
 import { LogScopeSchema, RunBoundarySchema } from './invocation-schema.js';
 import { JsonValueSchema } from './json-value.js';
@@ -31,38 +32,38 @@ export const IdempotencyKeySchema = z
 
 /** What started an invocation: a user message, a manual continuation, or a handoff. */
 export const InvocationInputSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
+  factObject({
     kind: z.literal('message'),
     content: z.string(),
     sourceMessages: z.array(z.string()),
     requestFingerprint: fingerprint.optional(),
   }),
-  z.strictObject({
+  factObject({
     kind: z.literal('continuation'),
     source: RunBoundarySchema,
     requestFingerprint: fingerprint.optional(),
   }),
-  z.strictObject({ kind: z.literal('handoff'), source: RunBoundarySchema, pause: HandoffPauseSchema }),
+  factObject({ kind: z.literal('handoff'), source: RunBoundarySchema, pause: HandoffPauseSchema }),
 ]);
 export type InvocationInput = z.infer<typeof InvocationInputSchema>;
 
 /** How an invocation ended. */
 export const InvocationOutcomeSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('completed') }),
-  z.strictObject({ kind: z.literal('failed'), error: FactErrorSchema }),
-  z.strictObject({ kind: z.literal('cancelled'), source: z.string().min(1) }),
-  z.strictObject({ kind: z.literal('handoff_paused'), pause: HandoffPauseSchema }),
+  factObject({ kind: z.literal('completed') }),
+  factObject({ kind: z.literal('failed'), error: FactErrorSchema }),
+  factObject({ kind: z.literal('cancelled'), source: z.string().min(1) }),
+  factObject({ kind: z.literal('handoff_paused'), pause: HandoffPauseSchema }),
   /**
    * The invocation parked because calls of its last step wait for a person's decision:
    * the operations named here each have an `approval_requested`. Nothing is held in
    * memory, so any host can continue the run once they are decided.
    */
-  z.strictObject({ kind: z.literal('approval_pending'), operations: z.array(operationId).min(1) }),
+  factObject({ kind: z.literal('approval_pending'), operations: z.array(operationId).min(1) }),
 ]);
 export type InvocationOutcome = z.infer<typeof InvocationOutcomeSchema>;
 
 /** The prefix of the log a model request was built from. */
-export const RequestSourceSchema = z.strictObject({
+export const RequestSourceSchema = factObject({
   scope: LogScopeSchema,
   highWater: z.number().int().nonnegative(),
   digest: z.string(),
@@ -71,11 +72,11 @@ export type RequestSource = z.infer<typeof RequestSourceSchema>;
 
 /** How a recovery policy decided an operation left uncertain. */
 export const ReconciliationDecisionSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('succeeded'), result: ResultReferenceSchema }),
-  z.strictObject({ kind: z.literal('failed'), error: FactErrorSchema }),
-  z.strictObject({ kind: z.literal('unknown'), note: z.string() }),
+  factObject({ kind: z.literal('succeeded'), result: ResultReferenceSchema }),
+  factObject({ kind: z.literal('failed'), error: FactErrorSchema }),
+  factObject({ kind: z.literal('unknown'), note: z.string() }),
   /** The effect did not happen (an operator says so): the model is told the call did not run. */
-  z.strictObject({ kind: z.literal('not_run') }),
+  factObject({ kind: z.literal('not_run') }),
 ]);
 export type ReconciliationDecision = z.infer<typeof ReconciliationDecisionSchema>;
 
@@ -95,14 +96,14 @@ export type ApprovalDecisionKind = z.infer<typeof ApprovalDecisionKindSchema>;
 
 /** Every fact an agent run can record, discriminated on `kind`. */
 export const FactSchema = z.discriminatedUnion('kind', [
-  z.strictObject({
+  factObject({
     kind: z.literal('invocation_opened'),
     configuration: InvocationConfigurationSchema.optional(),
     input: InvocationInputSchema,
     /** The submitter's key: a second opening with it in the same session is refused. */
     idempotencyKey: IdempotencyKeySchema.optional(),
   }),
-  z.strictObject({
+  factObject({
     kind: z.literal('model_requested'),
     stepId,
     modelId: z.string().min(1),
@@ -111,18 +112,18 @@ export const FactSchema = z.discriminatedUnion('kind', [
     inputDigest: z.string(),
     routeIdentity: z.string(),
   }),
-  z.strictObject({ kind: z.literal('model_observed'), stepId, observation: ModelObservationSchema }),
-  z.strictObject({ kind: z.literal('model_completed'), stepId, output: ModelStepSchema }),
-  z.strictObject({
+  factObject({ kind: z.literal('model_observed'), stepId, observation: ModelObservationSchema }),
+  factObject({ kind: z.literal('model_completed'), stepId, output: ModelStepSchema }),
+  factObject({
     kind: z.literal('tool_dispatched'),
     operationId,
     call: ToolCallSchema,
     /** Where the tool came from (an MCP server), when it is not built in. */
     source: ToolSourceSchema.optional(),
   }),
-  z.strictObject({ kind: z.literal('tool_notified'), operationId, message: z.string() }),
-  z.strictObject({ kind: z.literal('tool_settled'), operationId, outcome: ToolOutcomeSchema }),
-  z.strictObject({
+  factObject({ kind: z.literal('tool_notified'), operationId, message: z.string() }),
+  factObject({ kind: z.literal('tool_settled'), operationId, outcome: ToolOutcomeSchema }),
+  factObject({
     kind: z.literal('tool_rejected'),
     operationId,
     call: ToolCallIdentitySchema,
@@ -130,13 +131,13 @@ export const FactSchema = z.discriminatedUnion('kind', [
     input: JsonValueSchema,
     reason: ToolRejectionSchema,
   }),
-  z.strictObject({
+  factObject({
     kind: z.literal('tool_redispatched'),
     operationId,
     attempt: RedispatchAttemptSchema,
     reason: z.string().min(1).max(1024),
   }),
-  z.strictObject({
+  factObject({
     kind: z.literal('tool_reconciled'),
     operationId,
     /** `operator`: a person resolved it by hand; the log then requires `by` and `note`. */
@@ -154,7 +155,7 @@ export const FactSchema = z.discriminatedUnion('kind', [
    * exact call and the digest of its input (`contentDigest(canonicalJson(call.input))`),
    * so only this input can be dispatched once approved.
    */
-  z.strictObject({
+  factObject({
     kind: z.literal('approval_requested'),
     operationId,
     call: ToolCallSchema,
@@ -164,7 +165,7 @@ export const FactSchema = z.discriminatedUnion('kind', [
     expiresAt: z.iso.datetime({ offset: true }).optional(),
   }),
   /** A person's decision on a requested approval, or its expiry (`by: 'factum'`). */
-  z.strictObject({
+  factObject({
     kind: z.literal('approval_decided'),
     operationId,
     decision: ApprovalDecisionKindSchema,
@@ -173,7 +174,7 @@ export const FactSchema = z.discriminatedUnion('kind', [
     by: decidedBy,
     note: decisionNote.optional(),
   }),
-  z.strictObject({ kind: z.literal('invocation_ended'), outcome: InvocationOutcomeSchema }),
+  factObject({ kind: z.literal('invocation_ended'), outcome: InvocationOutcomeSchema }),
   /**
    * The first fact of a forked session: its history is the source session's prefix up
    * to `source` (referenced, never copied), then its own facts. `source.invocation` names
@@ -181,7 +182,7 @@ export const FactSchema = z.discriminatedUnion('kind', [
    * invocation's end, with it the prefix stops right before that step's `model_requested`.
    * `source.highWater` and `source.digest` are the source session's chain there.
    */
-  z.strictObject({ kind: z.literal('session_forked'), source: RunBoundarySchema, step: stepId.optional() }),
+  factObject({ kind: z.literal('session_forked'), source: RunBoundarySchema, step: stepId.optional() }),
 ]);
 export type Fact = z.infer<typeof FactSchema>;
 export type FactKind = Fact['kind'];

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { factObject } from './fact-object.js';
 import { type Invocation, RunBoundarySchema } from './invocation-schema.js';
 
 /**
  * A request to move a turn to a successor run, possibly on another host. The intent
  * names the successor in advance so that only it may continue the turn.
  */
-export const HandoffIntentSchema = z.strictObject({
+export const HandoffIntentSchema = factObject({
   handoffId: z.string().min(1),
   hostEpoch: z.string().min(1),
   rootRunId: z.string().min(1),
@@ -20,7 +21,7 @@ export type HandoffIntent = z.infer<typeof HandoffIntentSchema>;
  * configuration, provider, model, options, output limit and tools; `replayBase` is
  * the boundary the paused run itself continued from, when it was a continuation.
  */
-export const HandoffExecutionSchema = z.strictObject({
+export const HandoffExecutionSchema = factObject({
   fingerprint: z.string().startsWith('sha256:'),
   mainOutputLimit: z.number().int().positive().optional(),
   replayBase: RunBoundarySchema.optional(),
@@ -29,7 +30,7 @@ export const HandoffExecutionSchema = z.strictObject({
 export type HandoffExecution = z.infer<typeof HandoffExecutionSchema>;
 
 /** A sealed handoff: the intent and the execution a successor must match. */
-export const HandoffPauseSchema = z.strictObject({
+export const HandoffPauseSchema = factObject({
   intent: HandoffIntentSchema,
   execution: HandoffExecutionSchema,
 });

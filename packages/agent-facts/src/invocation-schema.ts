@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { factObject } from './fact-object.js';
 
 const id = z.string().min(1).max(256);
 
@@ -7,7 +8,7 @@ const id = z.string().min(1).max(256);
  * turn holds runs (one durable attempt), a run holds invocations (one call of the
  * agent loop).
  */
-export const InvocationSchema = z.strictObject({
+export const InvocationSchema = factObject({
   sessionId: id,
   turnId: id,
   runId: id,
@@ -17,8 +18,8 @@ export type Invocation = z.infer<typeof InvocationSchema>;
 
 /** Which slice of the log a prefix covers: the whole log, or one session. */
 export const LogScopeSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('global') }),
-  z.strictObject({ kind: z.literal('session'), id }),
+  factObject({ kind: z.literal('global') }),
+  factObject({ kind: z.literal('session'), id }),
 ]);
 export type LogScope = z.infer<typeof LogScopeSchema>;
 
@@ -27,7 +28,7 @@ export type LogScope = z.infer<typeof LogScopeSchema>;
  * last event, and the session chain digest there. A continuation or a handoff starts
  * from one, and the context it sees is bounded by it.
  */
-export const RunBoundarySchema = z.strictObject({
+export const RunBoundarySchema = factObject({
   invocation: InvocationSchema,
   highWater: z.number().int().nonnegative(),
   digest: z.string(),

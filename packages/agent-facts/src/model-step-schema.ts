@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { factObject } from './fact-object.js';
 import { JsonValueSchema } from './json-value.js';
 
 /**
@@ -6,7 +7,7 @@ import { JsonValueSchema } from './json-value.js';
  * provider sent arguments that are not JSON, `invalidArguments` keeps the raw text and
  * the tools layer rejects the call as invalid input instead of running it.
  */
-export const ModelToolCallSchema = z.strictObject({
+export const ModelToolCallSchema = factObject({
   id: z.string().min(1),
   name: z.string().min(1),
   input: JsonValueSchema,
@@ -21,10 +22,10 @@ export type ModelToolCall = z.infer<typeof ModelToolCallSchema>;
  * so that nothing mistakes it for an answer.
  */
 export const ModelPartSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('text'), text: z.string() }),
-  z.strictObject({ kind: z.literal('reasoning'), text: z.string() }),
-  z.strictObject({ kind: z.literal('refusal'), text: z.string() }),
-  z.strictObject({ kind: z.literal('tool_call'), call: ModelToolCallSchema }),
+  factObject({ kind: z.literal('text'), text: z.string() }),
+  factObject({ kind: z.literal('reasoning'), text: z.string() }),
+  factObject({ kind: z.literal('refusal'), text: z.string() }),
+  factObject({ kind: z.literal('tool_call'), call: ModelToolCallSchema }),
 ]);
 export type ModelPart = z.infer<typeof ModelPartSchema>;
 
@@ -45,7 +46,7 @@ export const ModelFinishReasonSchema = z.enum([
 export type ModelFinishReason = z.infer<typeof ModelFinishReasonSchema>;
 
 /** Token counts as the provider reported them (zero when it reported none). */
-export const ModelUsageSchema = z.strictObject({
+export const ModelUsageSchema = factObject({
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().nonnegative(),
   totalTokens: z.number().int().nonnegative(),
@@ -55,7 +56,7 @@ export const ModelUsageSchema = z.strictObject({
 export type ModelUsage = z.infer<typeof ModelUsageSchema>;
 
 /** The normalised result of one model request. */
-export const ModelStepSchema = z.strictObject({
+export const ModelStepSchema = factObject({
   parts: z.array(ModelPartSchema),
   finishReason: ModelFinishReasonSchema,
   usage: ModelUsageSchema,
@@ -66,10 +67,10 @@ export type ModelStep = z.infer<typeof ModelStepSchema>;
 
 /** A streamed piece of a model's answer, as it arrived. */
 export const ModelObservationSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('text_delta'), text: z.string() }),
-  z.strictObject({ kind: z.literal('reasoning_delta'), text: z.string() }),
-  z.strictObject({ kind: z.literal('refusal_delta'), text: z.string() }),
-  z.strictObject({
+  factObject({ kind: z.literal('text_delta'), text: z.string() }),
+  factObject({ kind: z.literal('reasoning_delta'), text: z.string() }),
+  factObject({ kind: z.literal('refusal_delta'), text: z.string() }),
+  factObject({
     kind: z.literal('tool_call_delta'),
     index: z.number().int().nonnegative(),
     id: z.string().optional(),

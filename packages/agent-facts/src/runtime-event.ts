@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { newEventId } from './event-id.js';
+import { factObject } from './fact-object.js';
 import { type Fact, FactSchema } from './fact-schema.js';
 import { type Invocation, InvocationSchema } from './invocation-schema.js';
 import { isJsonValue } from './json-value.js';
@@ -9,7 +10,7 @@ import { COMPILE_AFTER, checked, parseWith } from './parse.js';
  * One fact as the log records it: who it belongs to, when, and an id of its own (made
  * by `create`: a time-ordered UUID v7; any string up to 256 characters parses).
  */
-export const RuntimeEventSchema = z.strictObject({
+export const RuntimeEventSchema = factObject({
   id: z.string().min(1).max(256),
   invocation: InvocationSchema,
   timestamp: z.iso.datetime(),

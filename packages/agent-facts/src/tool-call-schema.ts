@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { factObject } from './fact-object.js';
 import { JsonValueSchema } from './json-value.js';
 
 const operationId = z.string().min(1).max(512);
@@ -9,14 +10,14 @@ const operationId = z.string().min(1).max(512);
  * (`code_mode`).
  */
 export const ToolOriginSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('provider'), stepId: z.string().min(1) }),
-  z.strictObject({ kind: z.literal('code_cell'), parentOperationId: operationId }),
-  z.strictObject({ kind: z.literal('code_mode'), parentOperationId: operationId }),
+  factObject({ kind: z.literal('provider'), stepId: z.string().min(1) }),
+  factObject({ kind: z.literal('code_cell'), parentOperationId: operationId }),
+  factObject({ kind: z.literal('code_mode'), parentOperationId: operationId }),
 ]);
 export type ToolOrigin = z.infer<typeof ToolOriginSchema>;
 
 /** A call as it is dispatched: the T1 boundary records exactly this. */
-export const ToolCallSchema = z.strictObject({
+export const ToolCallSchema = factObject({
   id: z.string().min(1),
   name: z.string().min(1),
   input: JsonValueSchema,
@@ -30,14 +31,14 @@ export type ToolCall = z.infer<typeof ToolCallSchema>;
  * `tool_dispatched`: logs written before it was recorded still parse.
  */
 export const ToolSourceSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('mcp'), server: z.string().min(1).max(256) }),
+  factObject({ kind: z.literal('mcp'), server: z.string().min(1).max(256) }),
 ]);
 export type ToolSource = z.infer<typeof ToolSourceSchema>;
 
 /** How a call that never ran is identified: by its step and call id, or by its parent cell. */
 export const ToolCallIdentitySchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('provider'), stepId: z.string().min(1), callId: z.string().min(1) }),
-  z.strictObject({ kind: z.literal('code_mode'), parentOperationId: operationId, callId: z.string().min(1) }),
+  factObject({ kind: z.literal('provider'), stepId: z.string().min(1), callId: z.string().min(1) }),
+  factObject({ kind: z.literal('code_mode'), parentOperationId: operationId, callId: z.string().min(1) }),
 ]);
 export type ToolCallIdentity = z.infer<typeof ToolCallIdentitySchema>;
 
@@ -57,14 +58,14 @@ export function providerOperationId(stepId: string, callId: string): string {
 }
 
 /** A failure as facts carry it: a stable code and a sentence, never a stack or a secret. */
-export const FactErrorSchema = z.strictObject({
+export const FactErrorSchema = factObject({
   code: z.string().min(1),
   message: z.string(),
 });
 export type FactError = z.infer<typeof FactErrorSchema>;
 
 /** A tool result stored out of line: its digest and size; the bytes live beside the log. */
-export const ResultReferenceSchema = z.strictObject({
+export const ResultReferenceSchema = factObject({
   digest: z.string().startsWith('sha256:'),
   bytes: z.number().int().nonnegative(),
 });
@@ -72,7 +73,7 @@ export type ResultReference = z.infer<typeof ResultReferenceSchema>;
 
 /** How a dispatched call ended: the T2 boundary. */
 export const ToolOutcomeSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('succeeded'), result: ResultReferenceSchema }),
-  z.strictObject({ kind: z.literal('failed'), error: FactErrorSchema }),
+  factObject({ kind: z.literal('succeeded'), result: ResultReferenceSchema }),
+  factObject({ kind: z.literal('failed'), error: FactErrorSchema }),
 ]);
 export type ToolOutcome = z.infer<typeof ToolOutcomeSchema>;

@@ -1,17 +1,18 @@
 import { z } from 'zod';
+import { factObject } from './fact-object.js';
 
 /** Why a call did not run. Each kind has a sentence the model and the user can read. */
 export const ToolRejectionSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('cancelled') }),
-  z.strictObject({ kind: z.literal('invalid_input'), message: z.string() }),
-  z.strictObject({ kind: z.literal('unavailable') }),
-  z.strictObject({ kind: z.literal('not_nestable') }),
-  z.strictObject({ kind: z.literal('interrupted') }),
-  z.strictObject({ kind: z.literal('limit_exceeded'), message: z.string() }),
-  z.strictObject({ kind: z.literal('repeated_call_id') }),
-  z.strictObject({ kind: z.literal('denied'), note: z.string().max(2048).optional() }),
-  z.strictObject({ kind: z.literal('expired') }),
-  z.strictObject({ kind: z.literal('approval_required'), reason: z.string() }),
+  factObject({ kind: z.literal('cancelled') }),
+  factObject({ kind: z.literal('invalid_input'), message: z.string() }),
+  factObject({ kind: z.literal('unavailable') }),
+  factObject({ kind: z.literal('not_nestable') }),
+  factObject({ kind: z.literal('interrupted') }),
+  factObject({ kind: z.literal('limit_exceeded'), message: z.string() }),
+  factObject({ kind: z.literal('repeated_call_id') }),
+  factObject({ kind: z.literal('denied'), note: z.string().max(2048).optional() }),
+  factObject({ kind: z.literal('expired') }),
+  factObject({ kind: z.literal('approval_required'), reason: z.string() }),
 ]);
 export type ToolRejection = z.infer<typeof ToolRejectionSchema>;
 

@@ -28,6 +28,22 @@ describe('facts (properties)', () => {
     },
   );
 
+  // What `canonicalJson` relies on to write a created event without copying any of it.
+  it.each(Object.keys(factArbitraries))(
+    'every object create builds for a fact of kind %s has its keys in canonical order',
+    (kind) => {
+      const facts = factArbitraries[kind as keyof typeof factArbitraries];
+      fc.assert(
+        fc.property(anyEvent, facts, (base, fact) => {
+          const event = RuntimeEvent.create(base.invocation, fact, { id: () => base.id });
+          const unordered = builtObjects(event).filter((keys) => keys.join() !== [...keys].sort().join());
+          expect(unordered).toEqual([]);
+        }),
+        { numRuns: 50 },
+      );
+    },
+  );
+
   it('an event with any field removed or an unknown field added is refused, never repaired', () => {
     fc.assert(
       fc.property(anyEvent, fc.string({ minLength: 1, maxLength: 12 }), (event, extra) => {
@@ -62,3 +78,14 @@ describe('facts (properties)', () => {
     expect(canonicalJson(RuntimeEvent.parse(JSON.parse(written)))).toBe(written);
   });
 });
+
+/**
+ * The keys of every object `create` built: those it froze. The JSON values it shares with
+ * its caller (a tool's input) are the caller's, in the caller's order, and not frozen.
+ */
+function builtObjects(value: unknown, found: string[][] = []): string[][] {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return found;
+  if (!Array.isArray(value)) found.push(Object.keys(value));
+  for (const member of Object.values(value)) builtObjects(member, found);
+  return found;
+}
