@@ -75,20 +75,39 @@ export function parkedRunOf(events: readonly SessionEvent[], invocationId: strin
   return { invocation, endSequence: ended.sequence, lastSequence, operations };
 }
 
-/** The last invocation of the session that ended parked with a call still waiting. */
+/**
+ * The last invocation of the session that ended parked with a call still waiting. Three
+ * passes over the history, however many runs parked before: the runs that ended parked
+ * and the calls each asked a person about, the states of all those calls at once, then
+ * the chosen run (looking at each parked run in turn took two passes a run).
+ */
 export function waitingParkedRun(events: readonly SessionEvent[]): ParkedRun | undefined {
-  const candidates = new Set<string>();
+  // By invocation, in the order each first ended parked, with the calls of its last such end.
+  const parked = new Map<string, readonly string[]>();
+  const asked = new Set<string>();
   for (const { event } of events) {
     const fact = event.fact;
+    if (fact.kind === 'approval_requested')
+      asked.add(askedKey(event.invocation.invocationId, fact.operationId));
     if (fact.kind === 'invocation_ended' && fact.outcome.kind === 'approval_pending') {
-      candidates.add(event.invocation.invocationId);
+      parked.set(event.invocation.invocationId, fact.outcome.operations);
     }
   }
-  for (const invocationId of [...candidates].reverse()) {
-    const parked = parkedRunOf(events, invocationId);
-    if (parked?.operations.some((operation) => operation.state === 'waiting')) return parked;
+  if (parked.size === 0) return undefined;
+  const states = statesOf(events, new Set([...parked.values()].flat()));
+  for (const [invocationId, operations] of [...parked].reverse()) {
+    // A call is listed only if the run asked about it (see `parkedRunOf`), and waits while
+    // nothing dispatched, rejected or settled it.
+    const waits = operations.some(
+      (operationId) => asked.has(askedKey(invocationId, operationId)) && !states.has(operationId),
+    );
+    if (waits) return parkedRunOf(events, invocationId);
   }
   return undefined;
+}
+
+function askedKey(invocationId: string, operationId: string): string {
+  return `${invocationId}\n${operationId}`;
 }
 
 function statesOf(
