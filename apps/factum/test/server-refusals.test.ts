@@ -100,7 +100,7 @@ const refusals: Refusal[] = [
     send: (h) => h.api('/api/invocations/i-1/handoff', post({ intent: { handoffId: 'h' } })),
     status: 400,
     code: 'invalid_request',
-    path: 'intent.hostEpoch',
+    path: 'intent.claimId',
   },
   {
     name: 'a handoff for an unknown invocation',
