@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, FactSchema, RuntimeEvent } from '../src/index.ts';
+import { canonicalJson, type Fact, FactSchema, RuntimeEvent } from '../src/index.ts';
 import { anyEvent, factArbitraries } from './property-arbitraries.ts';
 
 describe('facts (properties)', () => {
@@ -9,38 +9,32 @@ describe('facts (properties)', () => {
     expect(Object.keys(factArbitraries).sort()).toEqual(kinds);
   });
 
-  it.each(Object.keys(factArbitraries))(
+  const kinds = Object.keys(factArbitraries) as (keyof typeof factArbitraries)[];
+
+  it.each(kinds)(
     'every %s fact round-trips through the schema and canonical bytes byte-identically',
     (kind) => {
-      const facts = factArbitraries[kind as keyof typeof factArbitraries];
-      fc.assert(
-        fc.property(anyEvent, facts, (base, fact) => {
-          const event = { ...base, fact };
-          const bytes = canonicalJson(event);
-          const parsed = RuntimeEvent.parse(JSON.parse(bytes));
-          // The schema neither drops, adds nor rewrites a field (compared with the JSON
-          // image: JSON itself has no -0, so a -0 in a tool input is stored as 0).
-          expect(parsed).toEqual(JSON.parse(bytes));
-          expect(canonicalJson(parsed)).toBe(bytes);
-        }),
-        { numRuns: 150 },
-      );
+      forEveryEvent(kind, 150, (base, fact) => {
+        const event = { ...base, fact };
+        const bytes = canonicalJson(event);
+        const parsed = RuntimeEvent.parse(JSON.parse(bytes));
+        // The schema neither drops, adds nor rewrites a field (compared with the JSON
+        // image: JSON itself has no -0, so a -0 in a tool input is stored as 0).
+        expect(parsed).toEqual(JSON.parse(bytes));
+        expect(canonicalJson(parsed)).toBe(bytes);
+      });
     },
   );
 
   // What `canonicalJson` relies on to write a created event without copying any of it.
-  it.each(Object.keys(factArbitraries))(
+  it.each(kinds)(
     'every object create builds for a fact of kind %s has its keys in canonical order',
     (kind) => {
-      const facts = factArbitraries[kind as keyof typeof factArbitraries];
-      fc.assert(
-        fc.property(anyEvent, facts, (base, fact) => {
-          const event = RuntimeEvent.create(base.invocation, fact, { id: () => base.id });
-          const unordered = builtObjects(event).filter((keys) => keys.join() !== [...keys].sort().join());
-          expect(unordered).toEqual([]);
-        }),
-        { numRuns: 50 },
-      );
+      forEveryEvent(kind, 50, (base, fact) => {
+        const event = RuntimeEvent.create(base.invocation, fact, { id: () => base.id });
+        const unordered = builtObjects(event).filter((keys) => keys.join() !== [...keys].sort().join());
+        expect(unordered).toEqual([]);
+      });
     },
   );
 
@@ -78,6 +72,16 @@ describe('facts (properties)', () => {
     expect(canonicalJson(RuntimeEvent.parse(JSON.parse(written)))).toBe(written);
   });
 });
+
+/** Checks `property` on `runs` random events (an envelope, and a fact of `kind`). */
+function forEveryEvent(
+  kind: keyof typeof factArbitraries,
+  runs: number,
+  property: (base: RuntimeEvent, fact: Fact) => void,
+): void {
+  const facts = factArbitraries[kind] as fc.Arbitrary<Fact>;
+  fc.assert(fc.property(anyEvent, facts, property), { numRuns: runs });
+}
 
 /**
  * The keys of every object `create` built: those it froze. The JSON values it shares with
