@@ -28,6 +28,7 @@ export type {
   LogOutput,
   RecoverOutput,
   ShowOutput,
+  VerifyOutput,
 } from './commands/json-output-schemas.js';
 export {
   ApprovalDecisionSchema,
@@ -41,8 +42,10 @@ export {
   ShowEventSchema,
   ShowOutputSchema,
   UncertainOperationSchema,
+  VerifyOutputSchema,
 } from './commands/json-output-schemas.js';
 export { EXIT_LEFT_OPEN } from './commands/recover.js';
+export { EXIT_BROKEN } from './commands/verify.js';
 export { resolveProvider, userConfigFile } from './provider-settings.js';
 export { createServer } from './server/create-server.js';
 export type { ErrorBody } from './server/error-response.js';

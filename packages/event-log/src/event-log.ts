@@ -54,7 +54,7 @@ import type { CommitHooks, StagedWrite } from './staged-write.js';
 import type { StoredEvent } from './stored-event.js';
 import { readSubmission, type Submission } from './submission-query.js';
 import { readToolResult, readToolResults } from './tool-result-queries.js';
-import { type ChainReport, verifyChain } from './verify-chain.js';
+import { type ChainReport, type VerifyOptions, verifyChain } from './verify-chain.js';
 
 /**
  * Where a log lives: a SQLite file path, or a PostgreSQL connection string with the
@@ -471,9 +471,13 @@ export class EventLog implements EventSink, AsyncDisposable {
     return resolveForkPoint(this.#db, sessionId, at);
   }
 
-  /** Recomputes every chain digest from the stored bytes and compares. */
-  verifyChain(): Promise<ChainReport> {
-    return verifyChain(this.#db);
+  /**
+   * Recomputes every chain digest from the stored bytes and compares, and checks the
+   * chain still passes through each of `options.anchors`; reports the first break and
+   * the last event that checked out. Reads the log in pages, holding no more than one.
+   */
+  verifyChain(options: VerifyOptions = {}): Promise<ChainReport> {
+    return verifyChain(this.#db, options);
   }
 
   /** Waits for queued writes, then closes the store. Idempotent. */

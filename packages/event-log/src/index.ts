@@ -28,4 +28,4 @@ export { type StagedForm, stagedForm } from './stage-write.js';
 export type { BatchInfo, CommitHooks } from './staged-write.js';
 export type { StoredEvent } from './stored-event.js';
 export type { Submission } from './submission-query.js';
-export type { ChainReport } from './verify-chain.js';
+export type { ChainAnchor, ChainReport, VerifyOptions } from './verify-chain.js';

@@ -39,7 +39,7 @@ describe.each(testStores())('submission keys on $name', (stores) => {
     // Without a key nothing changes.
     await log.append(write(invocation('-1', 'session-c'), facts.opened()));
     expect(await eventCount(log)).toBe(5);
-    expect(await log.verifyChain()).toEqual({ ok: true, events: 5 });
+    expect(await log.verifyChain()).toMatchObject({ ok: true, events: 5 });
   });
 
   it('the log answers a key with the invocation it opened and its events, ended or not', async () => {
@@ -142,7 +142,7 @@ describe.each(testStores())('submission keys on $name', (stores) => {
     await expect(log.append(write(invocation('-again', 'session-a'), keyed('key-1')))).rejects.toMatchObject({
       code: 'duplicate_submission',
     });
-    expect(await log.verifyChain()).toEqual({ ok: true, events: 4 });
+    expect(await log.verifyChain()).toMatchObject({ ok: true, events: 4 });
   });
 
   it('a malformed key is refused at the boundary with nothing written', async () => {
@@ -181,6 +181,6 @@ describe('the PostgreSQL pool size', () => {
       log.append(write(invocation('-1', 'session-a'), keyed('key-1'))),
       log.append(write(invocation('-1', 'session-b'), keyed('key-1'))),
     ]);
-    expect(await log.verifyChain()).toEqual({ ok: true, events: 2 });
+    expect(await log.verifyChain()).toMatchObject({ ok: true, events: 2 });
   });
 });

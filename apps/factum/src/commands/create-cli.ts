@@ -18,6 +18,7 @@ import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
 import { registerShow } from './show.js';
+import { registerVerify, VERIFY_EXIT_CODES } from './verify.js';
 
 /** The exit codes of commands that run turns, for their `--help`. */
 const RUN_EXIT_CODES = [
@@ -46,6 +47,7 @@ export function createCli(context: CliContext): CAC {
   registerResolve(cli, context);
   registerServe(cli, context);
   registerReplay(cli, context);
+  registerVerify(cli, context);
   cli.help((sections) => [
     ...sections.map((section) => ({
       ...section,
@@ -59,6 +61,9 @@ export function createCli(context: CliContext): CAC {
       : []),
     ...(cli.matchedCommandName === 'replay'
       ? [{ title: 'Exit codes', body: REPLAY_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
+      : []),
+    ...(cli.matchedCommandName === 'verify'
+      ? [{ title: 'Exit codes', body: VERIFY_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
       : []),
     ...(['run', 'fork', 'resume', 'approve', 'deny'].includes(cli.matchedCommandName ?? '')
       ? [{ title: 'Exit codes', body: RUN_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]

@@ -195,3 +195,21 @@ export const ReplayOutputSchema = z.object({
   summary: z.object({ invocations: z.number().int(), same: z.number().int(), diverged: z.number().int() }),
 });
 export type ReplayOutput = z.infer<typeof ReplayOutputSchema>;
+
+/** A point of the log's chain: `sequence:digest`, what `--anchor` takes back. */
+const ChainAnchorSchema = z.object({ sequence: z.number().int(), digest: z.string() });
+
+/**
+ * `factum verify --json`: whether every row parses, no sequence is missing and both
+ * chains (the log's and each session's) match the stored digests, and the chain passes
+ * through every `--anchor`. `head` is the last event that checked out; `broken` the first
+ * break (exit 3), null when the log verifies (exit 0).
+ */
+export const VerifyOutputSchema = z.object({
+  ok: z.boolean(),
+  events: z.number().int(),
+  head: ChainAnchorSchema.nullable(),
+  anchors: z.array(ChainAnchorSchema),
+  broken: z.object({ sequence: z.number().int(), reason: z.string() }).nullable(),
+});
+export type VerifyOutput = z.infer<typeof VerifyOutputSchema>;
