@@ -44,7 +44,7 @@ const anchorText = (anchor: ChainAnchor) => `${anchor.sequence}:${anchor.digest}
  * chain and each session's — and checks the chain passes through every `--anchor`, a
  * head printed earlier and kept where the log's writers cannot reach. The chains alone
  * catch a damaged or edited row; only an anchor kept elsewhere catches a log cut short,
- * or rewritten with its digests recomputed. Reads only: takes no lease, writes nothing.
+ * or rewritten with its digests recomputed. Appends nothing and takes no lease.
  */
 export function registerVerify(cli: CAC, context: CliContext): void {
   cli
