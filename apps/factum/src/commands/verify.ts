@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ChainAnchor, EventLog } from '@factum/event-log';
+import type { ChainAnchor, ChainReport, EventLog } from '@factum/event-log';
 import type { CAC } from 'cac';
 import { hasLog, LOG_FILE } from '../data-directory.js';
 import { plural } from '../terminal/describe-call.js';
@@ -37,6 +37,17 @@ export function parseAnchor(text: string): ChainAnchor {
   return { sequence, digest };
 }
 
+/** A log's `ChainReport` as `verify --json` and `GET /api/verify` give it. */
+export function verifyOutputOf(report: ChainReport, anchors: readonly ChainAnchor[]): VerifyOutput {
+  return {
+    ok: report.ok,
+    events: report.events,
+    head: report.head ?? null,
+    anchors: [...anchors],
+    broken: report.ok ? null : { sequence: report.brokenAt, reason: report.reason },
+  };
+}
+
 const anchorText = (anchor: ChainAnchor) => `${anchor.sequence}:${anchor.digest}`;
 
 /**
@@ -56,13 +67,7 @@ export function registerVerify(cli: CAC, context: CliContext): void {
       const anchors = [options.anchor ?? []].flat().map((value) => parseAnchor(String(value)));
       await using log = await openForVerify(options, context);
       const report = await log.verifyChain({ anchors });
-      const output: VerifyOutput = {
-        ok: report.ok,
-        events: report.events,
-        head: report.head ?? null,
-        anchors,
-        broken: report.ok ? null : { sequence: report.brokenAt, reason: report.reason },
-      };
+      const output = verifyOutputOf(report, anchors);
       if (options.json) printJson(context.terminal, VerifyOutputSchema, output);
       else printReport(output, context);
       return output.ok ? 0 : EXIT_BROKEN;

@@ -19,6 +19,7 @@ import { ServerToken } from './server-token.js';
 import { SessionIndex } from './session-index.js';
 import { sessionRoutes } from './session-routes.js';
 import { turnRoutes } from './turn-routes.js';
+import { verifyRoutes } from './verify-routes.js';
 
 /**
  * The HTTP API and the web timeline as a hono app: bearer auth on every `/api` route,
@@ -106,6 +107,7 @@ export function createServer(options: ServerOptions): Hono {
   app.route('/api', sessionRoutes(context));
   app.route('/api', forkRoutes(context));
   app.route('/api', replayRoutes(context));
+  app.route('/api', verifyRoutes(context));
   app.route('/', webRoutes());
   app.notFound((c) =>
     errorResponse(c, new ServerError('not_found', `no route ${c.req.method} ${c.req.path}`)),
