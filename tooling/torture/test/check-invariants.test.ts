@@ -52,8 +52,14 @@ function snapshot(
   return {
     chain:
       options.chainOk === false
-        ? { ok: false, events: events.length, brokenAt: 1, reason: 'the global chain digest does not match' }
-        : { ok: true, events: events.length },
+        ? {
+            ok: false,
+            events: 0,
+            head: undefined,
+            brokenAt: 1,
+            reason: 'the global chain digest does not match',
+          }
+        : { ok: true, events: events.length, head: undefined },
     events,
     unfinished: options.unfinished ?? [],
     recoveries: new Map([['i', recovery]]),
