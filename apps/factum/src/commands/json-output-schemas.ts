@@ -199,6 +199,15 @@ export type ReplayOutput = z.infer<typeof ReplayOutputSchema>;
 /** A point of the log's chain: `sequence:digest`, what `--anchor` takes back. */
 const ChainAnchorSchema = z.object({ sequence: z.number().int(), digest: z.string() });
 
+/** A head as `factum verify` prints it and `--anchor` and `GET /api/verify?anchor=` take it back. */
+export const AnchorTextSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,15}:sha256:[0-9a-f]{64}$/, 'expected <sequence>:sha256:<64 hex digits>')
+  .transform((text) => {
+    const colon = text.indexOf(':');
+    return { sequence: Number(text.slice(0, colon)), digest: text.slice(colon + 1) };
+  });
+
 /**
  * `factum verify --json`: whether every row parses, no sequence is missing and both
  * chains (the log's and each session's) match the stored digests, and the chain passes

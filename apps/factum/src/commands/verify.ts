@@ -6,7 +6,7 @@ import { plural } from '../terminal/describe-call.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
-import { type VerifyOutput, VerifyOutputSchema } from './json-output-schemas.js';
+import { AnchorTextSchema, type VerifyOutput, VerifyOutputSchema } from './json-output-schemas.js';
 import { printJson } from './print-json.js';
 
 type VerifyOptions = GlobalOptions & {
@@ -26,15 +26,12 @@ export const VERIFY_EXIT_CODES = [
 
 /** `--anchor <sequence>:<digest>`, as `factum verify` prints its head. */
 export function parseAnchor(text: string): ChainAnchor {
-  const colon = text.indexOf(':');
-  const sequence = Number(text.slice(0, colon));
-  const digest = text.slice(colon + 1);
-  if (colon < 1 || !Number.isSafeInteger(sequence) || sequence < 1 || !/^sha256:[0-9a-f]{64}$/.test(digest))
-    throw new CliError(
-      'usage',
-      `--anchor ${shownText(text.slice(0, 100))}: expected <sequence>:sha256:<64 hex digits>, as factum verify prints the head`,
-    );
-  return { sequence, digest };
+  const parsed = AnchorTextSchema.safeParse(text);
+  if (parsed.success) return parsed.data;
+  throw new CliError(
+    'usage',
+    `--anchor ${shownText(text.slice(0, 100))}: expected <sequence>:sha256:<64 hex digits>, as factum verify prints the head`,
+  );
 }
 
 /** A log's `ChainReport` as `verify --json` and `GET /api/verify` give it. */

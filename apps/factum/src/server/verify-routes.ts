@@ -1,18 +1,8 @@
-import type { ChainAnchor } from '@factum/event-log';
 import { Hono } from 'hono';
-import { z } from 'zod';
+import { AnchorTextSchema } from '../commands/json-output-schemas.js';
 import { verifyOutputOf } from '../commands/verify.js';
 import type { RouteContext } from './route-context.js';
 import { ServerError } from './server-error.js';
-
-/** `<sequence>:sha256:<64 hex>`, as `factum verify` prints a head. */
-const AnchorSchema = z
-  .string()
-  .regex(/^[1-9][0-9]{0,15}:sha256:[0-9a-f]{64}$/, 'expected <sequence>:sha256:<64 hex digits>')
-  .transform((text): ChainAnchor => {
-    const colon = text.indexOf(':');
-    return { sequence: Number(text.slice(0, colon)), digest: text.slice(colon + 1) };
-  });
 
 /**
  * `GET /verify?anchor=…` (repeatable): what `factum verify --json` prints, for a monitor
@@ -28,7 +18,7 @@ export function verifyRoutes(context: RouteContext): Hono {
         path: unknown[0]!,
       });
     const anchors = (c.req.queries('anchor') ?? []).map((text, index) => {
-      const parsed = AnchorSchema.safeParse(text);
+      const parsed = AnchorTextSchema.safeParse(text);
       if (parsed.success) return parsed.data;
       throw new ServerError('invalid_request', `query.anchor.${index}: ${parsed.error.issues[0]?.message}`, {
         path: `anchor.${index}`,
