@@ -287,13 +287,16 @@ describe('the web timeline in headless Chromium', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'timeline-approval.png'), fullPage: true });
     expect(h.effect.started).toEqual([]);
 
+    // The note is typed before the other card's decision arrives: the section is drawn
+    // again for that fact, and the note must survive it (and go with the denial).
+    const deny = page.locator('.approval[data-state="pending"]', { hasText: 'deny me' });
+    await deny.locator('.approval-note').fill('not this one');
     await page
       .locator('.approval[data-state="pending"]', { hasText: 'approve me' })
       .locator('button.approve')
       .click();
     await page.waitForSelector('.approval[data-state="approved"]');
-    const deny = page.locator('.approval[data-state="pending"]', { hasText: 'deny me' });
-    await deny.locator('.approval-note').fill('not this one');
+    expect(await deny.locator('.approval-note').inputValue()).toBe('not this one');
     await deny.locator('button.deny').click();
     await page.waitForSelector('.approval[data-state="denied"]');
     expect(await page.locator('.approval[data-state="denied"]').textContent()).toContain(

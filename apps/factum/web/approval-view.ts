@@ -15,6 +15,7 @@ export function renderApproval(row: ApprovalRow, actions: TimelineActions): HTML
   const state = decided === undefined ? 'pending' : decided.decision;
   const note = h('input', {
     class: 'approval-note',
+    'data-draft': `approval-note:${fact.operationId}`,
     type: 'text',
     maxlength: 2048,
     placeholder: 'Note (optional; a denial’s note is told to the model)',
@@ -73,13 +74,22 @@ export function renderApproval(row: ApprovalRow, actions: TimelineActions): HTML
  * person knows (required), and for a success what it produced.
  */
 export function renderResolve(operationId: string, actions: TimelineActions): HTMLElement {
-  const outcome = h('select', { class: 'resolve-outcome', 'aria-label': 'What happened' }, [
-    h('option', { value: 'not_run', text: 'did not happen (not run)' }),
-    h('option', { value: 'succeeded', text: 'happened (succeeded)' }),
-    h('option', { value: 'failed', text: 'was attempted and failed' }),
-  ]) as HTMLSelectElement;
+  const outcome = h(
+    'select',
+    {
+      class: 'resolve-outcome',
+      'data-draft': `resolve-outcome:${operationId}`,
+      'aria-label': 'What happened',
+    },
+    [
+      h('option', { value: 'not_run', text: 'did not happen (not run)' }),
+      h('option', { value: 'succeeded', text: 'happened (succeeded)' }),
+      h('option', { value: 'failed', text: 'was attempted and failed' }),
+    ],
+  ) as HTMLSelectElement;
   const note = h('input', {
     class: 'resolve-note',
+    'data-draft': `resolve-note:${operationId}`,
     type: 'text',
     required: true,
     maxlength: 2048,
@@ -88,6 +98,7 @@ export function renderResolve(operationId: string, actions: TimelineActions): HT
   }) as HTMLInputElement;
   const result = h('input', {
     class: 'resolve-result',
+    'data-draft': `resolve-result:${operationId}`,
     type: 'text',
     placeholder: 'Result, if it succeeded (optional)',
     'aria-label': 'Result',

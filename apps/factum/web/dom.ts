@@ -60,3 +60,53 @@ export function gutter(sequence: number, timestamp: string, last?: number): HTML
   const label = `#${sequence}${last !== undefined && last !== sequence ? `\u2013${last}` : ''}`;
   return h('div', { class: 'gutter' }, [h('span', { class: 'seq', text: label }), h('br'), clock(timestamp)]);
 }
+
+type Field = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
+
+/** What a person typed or chose in a field, with the focus and the caret. */
+export type Drafts = ReadonlyMap<
+  string,
+  {
+    readonly value: string;
+    readonly focused: boolean;
+    readonly start: number | null;
+    readonly end: number | null;
+  }
+>;
+
+/**
+ * What a person typed or chose in `root`'s fields that have a `data-draft` key. Taken
+ * before a section is drawn again because a fact arrived, and put back with
+ * `restoreDrafts`, so that a note half typed is neither lost nor sent empty from the
+ * fresh card.
+ */
+export function takeDrafts(root: Element): Drafts {
+  const drafts = new Map<
+    string,
+    { value: string; focused: boolean; start: number | null; end: number | null }
+  >();
+  for (const field of root.querySelectorAll<Field>('[data-draft]')) {
+    const text = field instanceof HTMLSelectElement ? null : field;
+    drafts.set(field.dataset.draft!, {
+      value: field.value,
+      focused: field.ownerDocument.activeElement === field,
+      start: text?.selectionStart ?? null,
+      end: text?.selectionEnd ?? null,
+    });
+  }
+  return drafts;
+}
+
+/** Puts `drafts` back into `root`'s fields of the same keys (in the page), focus and caret too. */
+export function restoreDrafts(root: Element, drafts: Drafts): void {
+  if (drafts.size === 0) return;
+  for (const field of root.querySelectorAll<Field>('[data-draft]')) {
+    const draft = drafts.get(field.dataset.draft!);
+    if (draft === undefined) continue;
+    field.value = draft.value;
+    if (!draft.focused) continue;
+    field.focus();
+    if (!(field instanceof HTMLSelectElement) && draft.start !== null && draft.end !== null)
+      field.setSelectionRange(draft.start, draft.end);
+  }
+}

@@ -1,6 +1,6 @@
 import { ApiClient, ApiError } from './api-client.js';
 import { composerState, type SessionListing } from './composer-state.js';
-import { byId, h } from './dom.js';
+import { byId, h, restoreDrafts, takeDrafts } from './dom.js';
 import { ReplayPanel } from './replay-view.js';
 import { renderSessionList } from './session-list.js';
 import { SubmissionKeys } from './submission-keys.js';
@@ -241,8 +241,11 @@ export class TimelineApp {
       if (section === undefined) continue;
       const fresh = renderSection(this.#timeline, section, this.#actions);
       const existing = container.querySelector(`section[data-invocation="${CSS.escape(id)}"]`);
-      if (existing) existing.replaceWith(fresh);
-      else container.appendChild(fresh);
+      if (existing) {
+        const drafts = takeDrafts(existing);
+        existing.replaceWith(fresh);
+        restoreDrafts(fresh, drafts);
+      } else container.appendChild(fresh);
     }
     this.#dirty.clear();
     if (atBottom) main.scrollTop = main.scrollHeight;
