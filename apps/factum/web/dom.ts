@@ -64,15 +64,15 @@ export function gutter(sequence: number, timestamp: string, last?: number): HTML
 type Field = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
 
 /** What a person typed or chose in a field, with the focus and the caret. */
-export type Drafts = ReadonlyMap<
-  string,
-  {
-    readonly value: string;
-    readonly focused: boolean;
-    readonly start: number | null;
-    readonly end: number | null;
-  }
->;
+type Draft = {
+  readonly value: string;
+  readonly focused: boolean;
+  readonly start: number | null;
+  readonly end: number | null;
+};
+
+/** Drafts by their fields' `data-draft` keys. */
+export type Drafts = ReadonlyMap<string, Draft>;
 
 /**
  * What a person typed or chose in `root`'s fields that have a `data-draft` key. Taken
@@ -81,10 +81,7 @@ export type Drafts = ReadonlyMap<
  * fresh card.
  */
 export function takeDrafts(root: Element): Drafts {
-  const drafts = new Map<
-    string,
-    { value: string; focused: boolean; start: number | null; end: number | null }
-  >();
+  const drafts = new Map<string, Draft>();
   for (const field of root.querySelectorAll<Field>('[data-draft]')) {
     const text = field instanceof HTMLSelectElement ? null : field;
     drafts.set(field.dataset.draft!, {
