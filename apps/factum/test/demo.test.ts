@@ -24,9 +24,17 @@ describe('factum demo', () => {
       ': succeeded',
       '0 uncertain operations',
       'The session goes on',
+      'events check out: every row parses, both chains match',
+      'factum verify',
     ]) {
       expect(story, `the demo output should say: ${line}`).toContain(line);
     }
+    // The head the demo prints is the one verify prints, and holds as an anchor.
+    const head = /head +(\d+:sha256:[0-9a-f]{64})/.exec(story)?.[1];
+    expect(head, 'the demo prints the log’s head').toBeDefined();
+    const verified = await runCli(['verify', '--anchor', head!, '--dir', dir.dataDir], { cwd: dir.path });
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toContain(`head  ${head}`);
     const session = /session {4}(session-[0-9a-f]+)/.exec(story)?.[1];
     expect(session).toBeDefined();
 
