@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventWrite, type Fact, type Invocation, RuntimeEvent } from '@factum/agent-facts';
 import { type EventLog, recoverInvocations } from '@factum/event-log';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './launch-chromium.ts';
 import { screenshotDir } from './screenshot-dir.ts';
@@ -266,10 +266,11 @@ describe('the web timeline in headless Chromium', () => {
         toolCalls: [
           { id: 'call-1', name: 'echo', arguments: { value: 'approve me' } },
           { id: 'call-2', name: 'echo', arguments: { value: 'deny me' } },
+          { id: 'call-3', name: 'echo', arguments: { value: 'me too' } },
         ],
         finishReason: 'tool_calls',
       },
-      { text: 'One echoed, one denied.', finishReason: 'stop' },
+      { text: 'Two echoed, one denied.', finishReason: 'stop' },
     );
     const page = await signIn(h);
     expect(
@@ -278,7 +279,7 @@ describe('the web timeline in headless Chromium', () => {
     ).toBe(202);
     await page.click('[data-session="s-approval"]');
     const pending = page.locator('.approval[data-state="pending"]');
-    await expect.poll(() => pending.count()).toBe(2);
+    await expect.poll(() => pending.count()).toBe(3);
     const first = pending.first();
     expect(await first.textContent()).toContain('echo');
     expect(await first.textContent()).toContain('approve me');
@@ -287,17 +288,36 @@ describe('the web timeline in headless Chromium', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'timeline-approval.png'), fullPage: true });
     expect(h.effect.started).toEqual([]);
 
-    // The note is typed before the other card's decision arrives: the section is drawn
+    // The decisions' requests pass through here, so one can be held on its way.
+    const requests: Route[] = [];
+    await page.route('**/api/operations/*/decision', (route) => void requests.push(route));
+    const nth = async (count: number) => {
+      await expect.poll(() => requests.length).toBe(count);
+      return requests[count - 1]!;
+    };
+    const card = (value: string) => page.locator('.approval', { hasText: value });
+
+    // The note is typed before another card's decision arrives: the section is drawn
     // again for that fact, and the note must survive it (and go with the denial).
-    const deny = page.locator('.approval[data-state="pending"]', { hasText: 'deny me' });
+    const deny = card('deny me');
     await deny.locator('.approval-note').fill('not this one');
-    await page
-      .locator('.approval[data-state="pending"]', { hasText: 'approve me' })
-      .locator('button.approve')
-      .click();
+    await card('approve me').locator('button.approve').click();
+    await (await nth(1)).continue();
     await page.waitForSelector('.approval[data-state="approved"]');
     expect(await deny.locator('.approval-note').inputValue()).toBe('not this one');
+
+    // A denial on its way stays disabled when the section is drawn again meanwhile (the
+    // third card's decision redraws it): a second click would send a second decision.
+    const denyButton = await deny.locator('button.deny').elementHandle();
     await deny.locator('button.deny').click();
+    const denying = await nth(2);
+    await card('me too').locator('button.approve').click();
+    await (await nth(3)).continue();
+    await page.waitForFunction((button) => !button?.isConnected, denyButton);
+    await expect.poll(() => page.locator('.approval[data-state="approved"]').count()).toBe(2);
+    expect(await deny.locator('button.deny').isDisabled()).toBe(true);
+    expect(await deny.locator('button.approve').isDisabled()).toBe(true);
+    await denying.continue();
     await page.waitForSelector('.approval[data-state="denied"]');
     expect(await page.locator('.approval[data-state="denied"]').textContent()).toContain(
       'by web: not this one',
@@ -306,8 +326,9 @@ describe('the web timeline in headless Chromium', () => {
     expect(await page.locator('.row.rejected').textContent()).toContain(
       'did not run: a person denied this call: not this one',
     );
-    expect(h.effect.started, 'only the approved input ran, once').toEqual([
+    expect(h.effect.started, 'only the approved inputs ran, once each').toEqual([
       JSON.stringify({ value: 'approve me' }),
+      JSON.stringify({ value: 'me too' }),
     ]);
     await page.screenshot({ path: join(SCREENSHOTS, 'timeline-approval-decided.png'), fullPage: true });
   });

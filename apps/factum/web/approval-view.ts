@@ -21,8 +21,9 @@ export function renderApproval(row: ApprovalRow, actions: TimelineActions): HTML
     placeholder: 'Note (optional; a denial’s note is told to the model)',
     'aria-label': 'Note',
   }) as HTMLInputElement;
-  const decide = (decision: 'approve' | 'deny') => (event: MouseEvent) => {
-    (event.currentTarget as HTMLButtonElement).disabled = true;
+  const sending = actions.sending.has(fact.operationId);
+  const decide = (decision: 'approve' | 'deny') => () => {
+    for (const button of card.querySelectorAll('button')) button.disabled = true;
     actions.decide(fact.operationId, decision, note.value.trim(), fact.inputDigest);
   };
   const footer =
@@ -33,9 +34,16 @@ export function renderApproval(row: ApprovalRow, actions: TimelineActions): HTML
             class: 'primary approve',
             type: 'button',
             text: 'Approve',
+            disabled: sending,
             onclick: decide('approve'),
           }),
-          h('button', { class: 'danger deny', type: 'button', text: 'Deny', onclick: decide('deny') }),
+          h('button', {
+            class: 'danger deny',
+            type: 'button',
+            text: 'Deny',
+            disabled: sending,
+            onclick: decide('deny'),
+          }),
         ])
       : h('div', { class: 'approval-decided' }, [
           h('span', {
@@ -112,11 +120,13 @@ export function renderResolve(operationId: string, actions: TimelineActions): HT
       class: 'primary resolve-button',
       type: 'button',
       text: 'Resolve',
-      onclick: () => {
+      disabled: actions.sending.has(operationId),
+      onclick: (event) => {
         if (note.value.trim() === '') {
           note.focus();
           return;
         }
+        (event.currentTarget as HTMLButtonElement).disabled = true;
         const chosen = outcome.value as 'succeeded' | 'failed' | 'not_run';
         actions.resolve(operationId, chosen, note.value.trim(), chosen === 'succeeded' ? result.value : '');
       },

@@ -28,6 +28,8 @@ export class TimelineApp {
   #timeline: Timeline = createTimeline();
   readonly #dirty = new Set<string>();
   readonly #openResults = new Map<string, string>();
+  /** Operations whose decision or resolution is on its way: their buttons stay disabled across redraws. */
+  readonly #sending = new Set<string>();
   readonly #submissions = new SubmissionKeys();
   readonly #replay = new ReplayPanel();
   #frame = 0;
@@ -37,6 +39,7 @@ export class TimelineApp {
     fork: (session, at) => void this.#fork(session, at),
     toggleResult: (session, eventId) => void this.#toggleResult(session, eventId),
     openResults: this.#openResults,
+    sending: this.#sending,
     decide: (operationId, decision, note, inputDigest) =>
       void this.#decide(operationId, decision, note, inputDigest),
     resolve: (operationId, outcome, note, result) => void this.#resolve(operationId, outcome, note, result),
@@ -308,6 +311,7 @@ export class TimelineApp {
     note: string,
     inputDigest: string,
   ): Promise<void> {
+    this.#sending.add(operationId);
     try {
       await this.#api?.call(`/api/operations/${encodeURIComponent(operationId)}/decision`, {
         method: 'POST',
@@ -318,9 +322,16 @@ export class TimelineApp {
       this.#notice(
         error instanceof ApiError && error.code ? `${error.code}: ${error.message}` : String(error),
       );
-      for (const id of this.#timeline.order) this.#dirty.add(id);
-      this.#schedule();
+    } finally {
+      this.#sent(operationId);
     }
+  }
+
+  /** The request about `operationId` is answered: its buttons come back unless its fact made them go. */
+  #sent(operationId: string): void {
+    this.#sending.delete(operationId);
+    for (const id of this.#timeline.order) this.#dirty.add(id);
+    this.#schedule();
   }
 
   async #resolve(
@@ -329,6 +340,7 @@ export class TimelineApp {
     note: string,
     result: string,
   ): Promise<void> {
+    this.#sending.add(operationId);
     try {
       await this.#api?.call(`/api/operations/${encodeURIComponent(operationId)}/resolution`, {
         method: 'POST',
@@ -340,6 +352,8 @@ export class TimelineApp {
       this.#notice(
         error instanceof ApiError && error.code ? `${error.code}: ${error.message}` : String(error),
       );
+    } finally {
+      this.#sent(operationId);
     }
   }
 

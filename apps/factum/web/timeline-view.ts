@@ -20,6 +20,8 @@ export type TimelineActions = {
   toggleResult(sessionId: string, eventId: string): void;
   /** Results already fetched and open, by the id of the event that holds them. */
   readonly openResults: ReadonlyMap<string, string>;
+  /** Operations whose decision or resolution is on its way: drawn with their buttons disabled. */
+  readonly sending: ReadonlySet<string>;
   /** Approves or denies a call that waits for a person (the digest is of the input shown). */
   decide(operationId: string, decision: 'approve' | 'deny', note: string, inputDigest: string): void;
   /** Resolves an uncertain operation by hand. */
