@@ -195,7 +195,10 @@ export class TimelineApp {
       const changed = applyFact(this.#timeline, stored);
       if (changed === null) return;
       this.#dirty.add(changed);
-      const kind = stored.event.fact.kind;
+      const { fact } = stored.event;
+      const kind = fact.kind;
+      // Its fact has come: the card is drawn decided (or settled), not sending any more.
+      if (kind === 'approval_decided' || kind === 'tool_reconciled') this.#sending.delete(fact.operationId);
       if (
         kind === 'invocation_opened' ||
         kind === 'invocation_ended' ||
@@ -322,13 +325,15 @@ export class TimelineApp {
       this.#notice(
         error instanceof ApiError && error.code ? `${error.code}: ${error.message}` : String(error),
       );
-    } finally {
-      this.#sent(operationId);
+      this.#failed(operationId);
     }
   }
 
-  /** The request about `operationId` is answered: its buttons come back unless its fact made them go. */
-  #sent(operationId: string): void {
+  /**
+   * The request about `operationId` failed: its buttons come back. (One that succeeded
+   * keeps them disabled until its fact arrives and draws the card decided.)
+   */
+  #failed(operationId: string): void {
     this.#sending.delete(operationId);
     for (const id of this.#timeline.order) this.#dirty.add(id);
     this.#schedule();
@@ -352,8 +357,7 @@ export class TimelineApp {
       this.#notice(
         error instanceof ApiError && error.code ? `${error.code}: ${error.message}` : String(error),
       );
-    } finally {
-      this.#sent(operationId);
+      this.#failed(operationId);
     }
   }
 
