@@ -139,7 +139,14 @@ describe('the writer thread', () => {
     await log.startWriterThread();
     const shared = invocation('-shared', 'shared');
     await log.append(write(shared, facts.opened()));
-    const other = startChild(writerChild, [dir.file, 'other', '120']);
+    // Halfway through, the other process waits until this one has committed: their
+    // commits interleave however the two are scheduled.
+    const other = startChild(writerChild, [dir.file, 'other', '120', '60']);
+    let halfway = false;
+    let resumed = false;
+    other.process.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString('utf8').includes('half\n')) halfway = true;
+    });
     let ended = false;
     // Either way: a child that failed is reported by the `await other.done` below.
     const markEnded = () => {
@@ -161,6 +168,10 @@ describe('the writer thread', () => {
       );
       for (let index = 0; index < 10; index += 1) {
         await log.append(write(shared, facts.completed(`r${rounds}-${index}`, [])));
+        if (halfway && !resumed) {
+          resumed = true;
+          other.process.stdin.write('more\n');
+        }
       }
     }
     const { code, output } = await other.done;
@@ -184,7 +195,7 @@ describe('the writer thread', () => {
       ...Array(120).fill('model_completed'),
       'invocation_ended',
     ]);
-    // The two processes' commits interleave: some of this one's lie between the other's first and last.
+    // The two processes' commits interleave: this one's lie between the other's first and last.
     const [first, last] = [theirs.events[0]!.sequence, theirs.events.at(-1)!.sequence];
     expect(events.some(({ sequence }) => sequence > first && sequence < last)).toBe(true);
     // The shared run, the bursts and the other process's 122.
