@@ -24,6 +24,11 @@ export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T
   return parseInput(schema, c.req.query(), 'query');
 }
 
+/** Parses the query string, every parameter as the list of its values, with `schema`; 400 on a mismatch. */
+export function readQueries<T extends z.ZodType>(c: Context, schema: T): z.infer<T> {
+  return parseInput(schema, c.req.queries(), 'query');
+}
+
 /** Parses a path parameter; throws `ServerError` 400 on a mismatch. */
 export function readParam<T extends z.ZodType>(c: Context, name: string, schema: T): z.infer<T> {
   return parseInput(schema, c.req.param(name), name);

@@ -1,5 +1,6 @@
 import { HandoffIntentSchema, ToolModeSchema } from '@factum/agent-facts';
 import { z } from 'zod';
+import { AnchorTextSchema } from '../commands/json-output-schemas.js';
 
 /** A session or invocation id as it appears in a path: the log's own id bounds. */
 export const IdSchema = z.string().min(1).max(256);
@@ -76,3 +77,6 @@ export const StreamQuerySchema = z.strictObject({
   after: sequence.optional(),
   token: z.string().optional(),
 });
+
+/** `GET /api/verify`: `anchor` as often as needed, nothing else. */
+export const VerifyQuerySchema = z.strictObject({ anchor: z.array(AnchorTextSchema).default([]) });
