@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Invocation } from '@factum/agent-facts';
 import type { Kysely } from 'kysely';
 import { EventLogError } from './event-log-error.js';
@@ -146,7 +147,11 @@ export async function runEnd(
   );
 }
 
-/** Every row in order, for checking the chain; reads in pages to bound memory. */
+/**
+ * Every row in order, for checking the chain; reads in pages to bound memory. On SQLite a
+ * read settles without waiting on any I/O, so between pages it lets the event loop run:
+ * a long check must not hold up a server's requests, or the process's other work.
+ */
 export async function* allRows(db: Kysely<LogDatabase>): AsyncGenerator<{
   sequence: number;
   body: string;
@@ -166,5 +171,6 @@ export async function* allRows(db: Kysely<LogDatabase>): AsyncGenerator<{
     if (rows.length === 0) return;
     for (const row of rows) yield { ...row, sequence: Number(row.sequence) };
     after = Number(rows.at(-1)!.sequence);
+    await setImmediate();
   }
 }
