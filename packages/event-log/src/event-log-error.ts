@@ -12,6 +12,8 @@ const marker = Symbol.for('@factum/event-log-error');
  * - `lease_held`: `holdLease` was called on a log that already holds one.
  * - `store_unreachable`: the store did not answer in time, or the connection was lost.
  * - `invalid_option`: an option of `open` is out of range; nothing was opened.
+ * - `target_not_empty`: `EventLog.copy` was given a target that already holds rows;
+ *   nothing was written to it.
  */
 export class EventLogError extends FactumError {
   override readonly code:
@@ -22,7 +24,8 @@ export class EventLogError extends FactumError {
     | 'open_failed'
     | 'lease_held'
     | 'store_unreachable'
-    | 'invalid_option';
+    | 'invalid_option'
+    | 'target_not_empty';
   readonly sequence: number | undefined;
   readonly [marker] = true;
 

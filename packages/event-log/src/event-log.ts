@@ -17,6 +17,7 @@ import {
   pendingApprovals,
 } from './approval-queries.js';
 import { BatchRouter } from './batch-router.js';
+import { type CopyReport, copyRows } from './copy-log.js';
 import { EventLogError } from './event-log-error.js';
 import { type ForkPoint, resolveForkPoint } from './fork-boundary.js';
 import { prefixOf } from './fork-prefix.js';
@@ -158,6 +159,24 @@ export class EventLog implements EventSink, AsyncDisposable {
       throw new EventLogError('open_failed', `cannot prepare the event log at ${where}`, { cause: error });
     }
     return new EventLog(store, options);
+  }
+
+  /**
+   * Copies the whole log at `from` into a new log at `to` — SQLite to PostgreSQL when a
+   * single host's log moves to several hosts, or back — then checks the copy. Every
+   * row goes over as stored (sequences, bodies, both chains' digests, the rules' tables,
+   * hosts' leases), read in one snapshot of `from` and written in one transaction of
+   * `to`, which must be empty (`EventLogError` `target_not_empty` otherwise; nothing
+   * written). The report's check recomputes the copy's chains through the source's head:
+   * an anchor kept for `from` holds for `to`. A run live in `from` stays live there only:
+   * in the copy its host's lease lapses and it is recovered as after a crash.
+   */
+  static async copy(from: LogTarget, to: LogTarget): Promise<CopyReport> {
+    await using source = await EventLog.open(from);
+    await using target = await EventLog.open(to);
+    const dialects = { sourceDialect: source.#dialect, targetDialect: target.#dialect };
+    const { rows, head } = await copyRows(source.#db, target.#db, dialects);
+    return { rows, head, report: await target.verifyChain({ anchors: head === undefined ? [] : [head] }) };
   }
 
   /** Commits `write` durably (with others, in one transaction) and says where it stands. */

@@ -154,7 +154,7 @@ export const sqliteDialect: LogDialect = {
 };
 
 /** The key of the advisory lock that makes one writer of the chain at a time. */
-const chainLock = 7310512201;
+export const chainLock = 7310512201;
 
 /**
  * How many events of other writers the refresh looks through for the sessions they
