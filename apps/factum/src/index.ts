@@ -25,6 +25,7 @@ export { CliError } from './commands/cli-error.js';
 export { createCli, main } from './commands/create-cli.js';
 export type {
   ApprovalsOutput,
+  CopyOutput,
   LogOutput,
   RecoverOutput,
   ShowOutput,
@@ -34,6 +35,7 @@ export {
   ApprovalDecisionSchema,
   ApprovalEntrySchema,
   ApprovalsOutputSchema,
+  CopyOutputSchema,
   InvocationStatusSchema,
   LogEntrySchema,
   LogOutputSchema,

@@ -5,6 +5,7 @@ import { registerApprovals } from './approvals.js';
 import { checkFlags, restoreTextFlags } from './check-flags.js';
 import type { CliContext } from './cli-context.js';
 import { CliError } from './cli-error.js';
+import { COPY_EXIT_CODES, registerCopy } from './copy.js';
 import { registerDecide } from './decide.js';
 import { registerDemo } from './demo.js';
 import { registerFork } from './fork.js';
@@ -48,6 +49,7 @@ export function createCli(context: CliContext): CAC {
   registerServe(cli, context);
   registerReplay(cli, context);
   registerVerify(cli, context);
+  registerCopy(cli, context);
   cli.help((sections) => [
     ...sections.map((section) => ({
       ...section,
@@ -64,6 +66,9 @@ export function createCli(context: CliContext): CAC {
       : []),
     ...(cli.matchedCommandName === 'verify'
       ? [{ title: 'Exit codes', body: VERIFY_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
+      : []),
+    ...(cli.matchedCommandName === 'copy'
+      ? [{ title: 'Exit codes', body: COPY_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]
       : []),
     ...(['run', 'fork', 'resume', 'approve', 'deny'].includes(cli.matchedCommandName ?? '')
       ? [{ title: 'Exit codes', body: RUN_EXIT_CODES.map((line) => `  ${line}`).join('\n') }]

@@ -222,3 +222,20 @@ export const VerifyOutputSchema = z.object({
   broken: z.object({ sequence: z.number().int(), reason: z.string() }).nullable(),
 });
 export type VerifyOutput = z.infer<typeof VerifyOutputSchema>;
+
+/**
+ * `factum copy --json`: the rows the copy wrote to each table, and the copy's own check
+ * (as `verify --json` gives it, `anchors` holding the source's head as the copy read it).
+ */
+export const CopyOutputSchema = z.object({
+  rows: z.object({
+    events: z.number().int(),
+    tool_results: z.number().int(),
+    invocations: z.number().int(),
+    operations: z.number().int(),
+    sessions: z.number().int(),
+    hosts: z.number().int(),
+  }),
+  verified: VerifyOutputSchema,
+});
+export type CopyOutput = z.infer<typeof CopyOutputSchema>;
