@@ -6,32 +6,13 @@ import { copyRows } from '../src/copy-log.ts';
 import { EventLog, EventLogError } from '../src/index.ts';
 import { connectSqlite } from '../src/sqlite-connection.ts';
 import { type TestStoreFactory, testStores } from '../src/testing.ts';
-import { parkFor } from './support/approvals.ts';
-import { bounds, facts, invocation, settled, temporaryDirectory, write } from './support/facts.ts';
+import { bounds, facts, invocation, temporaryDirectory, write } from './support/facts.ts';
+import { recordSessions } from './support/sessions.ts';
 
 const stores = testStores();
 const pairs = stores.flatMap((from) =>
   stores.map((to) => ({ name: `${from.name} to ${to.name}`, from, to })),
 );
-
-/** Three sessions: a finished turn with an out-of-line result, a parked approval, a live run. */
-async function recordSessions(
-  log: EventLog,
-): Promise<{ done: Invocation; parked: Invocation; live: Invocation }> {
-  const done = invocation('-done', 'finished');
-  const parked = invocation('-parked', 'waiting');
-  const live = invocation('-live', 'running');
-  await log.append(write(done, facts.opened('first')));
-  await log.append(write(done, facts.completed('s', [{ id: 'c' }])));
-  await log.append(write(done, facts.dispatched('s:c', { kind: 'provider', stepId: 's' })));
-  await log.append(settled(done, 's:c', { rows: Array.from({ length: 50 }, (_, n) => `row ${n}`) }));
-  await log.append(write(done, facts.ended()));
-  await parkFor(log, parked, ['s:p']);
-  await log.append(write(live, facts.opened('still going')));
-  await log.append(write(live, facts.completed('s', [{ id: 'l' }])));
-  await log.append(write(live, facts.dispatched('s:l', { kind: 'provider', stepId: 's' })));
-  return { done, parked, live };
-}
 
 /** What a reader of each log sees of it: histories, approvals, unfinished runs, results. */
 async function viewOf(log: EventLog, at: { done: Invocation; parked: Invocation; live: Invocation }) {
