@@ -4,15 +4,20 @@ import { chainLock } from './log-dialect.js';
 import type { LogDatabase } from './log-schema.js';
 import type { ChainAnchor, ChainReport } from './verify-chain.js';
 
-/** The tables a copy carries, each read in its key's order: events first, by sequence. */
+/**
+ * The tables a copy carries, each read in its key's order (events first, by sequence),
+ * a page at a time: pages of small rows are long, and pages of rows that may be large
+ * (an event up to `maxEventBytes`, a stored result up to `maxResultBytes`) short, so a
+ * page stays within some hundreds of megabytes however large its rows.
+ */
 const tables = {
-  events: ['sequence'],
-  tool_results: ['event_id'],
-  invocations: ['session_id', 'invocation_id'],
-  operations: ['session_id', 'operation_id'],
-  sessions: ['session_id'],
-  hosts: ['host_id'],
-} as const satisfies { [T in keyof LogDatabase]: readonly string[] };
+  events: { key: ['sequence'], page: 256 },
+  tool_results: { key: ['event_id'], page: 8 },
+  invocations: { key: ['session_id', 'invocation_id'], page: 1000 },
+  operations: { key: ['session_id', 'operation_id'], page: 1000 },
+  sessions: { key: ['session_id'], page: 1000 },
+  hosts: { key: ['host_id'], page: 1000 },
+} as const satisfies { [T in keyof LogDatabase]: { key: readonly string[]; page: number } };
 
 export type CopiedTable = keyof typeof tables;
 
@@ -42,7 +47,7 @@ async function* tableRows(
   table: CopiedTable,
   pageRows: number,
 ): AsyncGenerator<Row[]> {
-  const key = tables[table];
+  const { key } = tables[table];
   let after: unknown[] | undefined;
   for (;;) {
     const bound = after;
@@ -81,7 +86,7 @@ export async function copyRows(
   options: {
     readonly sourceDialect: 'sqlite' | 'postgres';
     readonly targetDialect: 'sqlite' | 'postgres';
-    /** Rows read from the source at a time. */
+    /** Rows read from the source at a time, instead of each table's own page. */
     readonly pageRows?: number;
   },
 ): Promise<{ readonly rows: CopiedRows; readonly head: ChainAnchor | undefined }> {
@@ -101,7 +106,7 @@ export async function copyRows(
         let head: ChainAnchor | undefined;
         // A statement binds at most 32,766 values on SQLite and 65,535 on PostgreSQL.
         for (const table of Object.keys(tables) as CopiedTable[]) {
-          for await (const page of tableRows(reader, table, options.pageRows ?? 1000)) {
+          for await (const page of tableRows(reader, table, options.pageRows ?? tables[table].page)) {
             const perInsert = Math.max(1, Math.floor(30_000 / Object.keys(page[0]!).length));
             for (let start = 0; start < page.length; start += perInsert) {
               await writer

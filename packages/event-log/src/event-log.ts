@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type {
   CommitReceipt,
   EventSink,
@@ -172,6 +173,9 @@ export class EventLog implements EventSink, AsyncDisposable {
    * in the copy its host's lease lapses and it is recovered as after a crash.
    */
   static async copy(from: LogTarget, to: LogTarget): Promise<CopyReport> {
+    // Opening a SQLite path creates a log there: a source that is not there is a mistake.
+    if (typeof from === 'string' && from !== ':memory:' && !existsSync(from))
+      throw new EventLogError('open_failed', `there is no log to copy at ${from}`);
     await using source = await EventLog.open(from);
     await using target = await EventLog.open(to);
     const dialects = { sourceDialect: source.#dialect, targetDialect: target.#dialect };

@@ -89,6 +89,7 @@ describe.each(stores)('copying an empty log, $name', (factory: TestStoreFactory)
   it('copies nothing and reports no head', async () => {
     await using source = await factory.create();
     await using target = await factory.create();
+    await (await EventLog.open(source.target)).close();
     const { rows, head, report } = await EventLog.copy(source.target, target.target);
     expect(Object.values(rows).every((count) => count === 0)).toBe(true);
     expect(head).toBeUndefined();
@@ -185,5 +186,26 @@ describe('a copy that fails midway', () => {
       await source.db.destroy();
       await into.db.destroy();
     }
+  });
+});
+
+describe('what a copy carries', () => {
+  it('is every table of the log’s schema, and a source that is not there is refused', async () => {
+    using directory = temporaryDirectory();
+    using targetDirectory = temporaryDirectory();
+    await expect(EventLog.copy(directory.file, targetDirectory.file)).rejects.toMatchObject({
+      code: 'open_failed',
+    });
+    await (await EventLog.open(directory.file)).close();
+    const { rows } = await EventLog.copy(directory.file, targetDirectory.file);
+    // A table a later migration adds fails here until the copy carries it.
+    const schema = new Database(targetDirectory.file, { readonly: true });
+    const names = schema
+      .prepare(
+        `select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%'`,
+      )
+      .all() as { name: string }[];
+    schema.close();
+    expect(Object.keys(rows).sort()).toEqual(names.map((row) => row.name).sort());
   });
 });
