@@ -76,9 +76,9 @@ async function* tableRows(
  * Copies every row of `source` into `target`, whose tables must all be empty, inside one
  * transaction of each: a consistent snapshot of the source, and a target that shows the
  * whole copy or none of it. Rows go over as they are stored — sequences, bodies and both
- * chains' digests — so the copy verifies with the source's anchors. `lockTarget` is the
- * statement that makes the target's transaction its only writer (`begin immediate` on
- * SQLite; PostgreSQL's chain lock).
+ * chains' digests — so the copy verifies with the source's anchors. The target's
+ * transaction is its only writer from its first statement: `begin immediate` on SQLite,
+ * the chain's advisory lock on PostgreSQL.
  */
 export async function copyRows(
   source: Kysely<LogDatabase>,
@@ -104,9 +104,9 @@ export async function copyRows(
         await refuseUnlessEmpty(writer);
         const counts = { events: 0, tool_results: 0, invocations: 0, operations: 0, sessions: 0, hosts: 0 };
         let head: ChainAnchor | undefined;
-        // A statement binds at most 32,766 values on SQLite and 65,535 on PostgreSQL.
         for (const table of Object.keys(tables) as CopiedTable[]) {
           for await (const page of tableRows(reader, table, options.pageRows ?? tables[table].page)) {
+            // A statement binds at most 32,766 values on SQLite and 65,535 on PostgreSQL.
             const perInsert = Math.max(1, Math.floor(30_000 / Object.keys(page[0]!).length));
             for (let start = 0; start < page.length; start += perInsert) {
               await writer
