@@ -21,3 +21,13 @@ export async function recordSessions(
   await log.append(write(live, facts.dispatched('s:l', { kind: 'provider', stepId: 's' })));
   return { done, parked, live };
 }
+
+/** The rows `recordSessions` leaves in each table, with a host's lease held while it ran. */
+export const recordedRows = {
+  events: 11,
+  tool_results: 1,
+  invocations: 3,
+  operations: 3,
+  sessions: 3,
+  hosts: 1,
+} as const;
