@@ -60,7 +60,7 @@ describe('factum copy', () => {
     expect(grown.code).toBe(0);
     expect(grown.report.events).toBeGreaterThan(source.events);
     expect((await verify(dir.path, '--dir', dir.dataDir)).report).toEqual(source);
-  });
+  }, 60_000);
 
   it('refuses a target that holds a log, a missing source and no --to, and writes nothing', async () => {
     using dir = temporaryDirectory();
@@ -90,7 +90,7 @@ describe('factum copy', () => {
     const usage = await runCli(['copy', '--dir', dir.dataDir], { cwd: dir.path });
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('copy needs --to');
-  });
+  }, 60_000);
 
   it('moves a log to PostgreSQL and back, the same head throughout, and never prints the URL’s password', async () => {
     using dir = temporaryDirectory();
@@ -117,7 +117,13 @@ describe('factum copy', () => {
     const failed = await runCli(['copy', '--dir', dir.dataDir, '--to', unreachable], { cwd: dir.path });
     expect(failed.code).toBe(1);
     expect(failed.stdout + failed.stderr).not.toContain('s3cret-pw');
-  });
+    // A directory the copy made for a log it could not read is not left behind.
+    const nowhere = join(dir.path, 'nowhere');
+    const unread = await runCli(['copy', '--postgres', unreachable, '--to', nowhere], { cwd: dir.path });
+    expect(unread.code).toBe(1);
+    expect(unread.stdout + unread.stderr).not.toContain('s3cret-pw');
+    expect(existsSync(nowhere)).toBe(false);
+  }, 60_000);
 
   it('copies a damaged log as stored, and says the copy breaks where the source does (exit 3)', async () => {
     using dir = temporaryDirectory();
@@ -144,5 +150,5 @@ describe('factum copy', () => {
     const output = CopyOutputSchema.parse(JSON.parse(copied.stdout));
     expect(output.rows.events).toBe(2);
     expect(output.verified).toMatchObject({ ok: false, events: 0, broken: { sequence: 1 } });
-  });
+  }, 60_000);
 });

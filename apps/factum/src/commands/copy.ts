@@ -1,3 +1,4 @@
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CopyReport, LogTarget } from '@factum/event-log';
 import type { CAC } from 'cac';
@@ -24,12 +25,18 @@ export const COPY_EXIT_CODES = [
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
 
-/** Where `--to` points: a PostgreSQL database, or a data directory (created private). */
-function targetOf(to: string, context: CliContext): { target: LogTarget; name: string } {
+type Target = { readonly target: LogTarget; readonly name: string; readonly created?: string };
+
+/**
+ * Where `--to` points: a PostgreSQL database, or a data directory (created private; a
+ * directory this command created is removed again if the copy fails).
+ */
+function targetOf(to: string, context: CliContext): Target {
   if (POSTGRES_URL.test(to)) return { target: { postgres: to }, name: 'PostgreSQL' };
   const dataDir = resolve(context.cwd, to);
+  const created = existsSync(dataDir) ? undefined : dataDir;
   prepareDataDirectory(dataDir);
-  return { target: join(dataDir, LOG_FILE), name: shownText(dataDir) };
+  return { target: join(dataDir, LOG_FILE), name: shownText(dataDir), ...(created ? { created } : {}) };
 }
 
 /**
@@ -53,7 +60,10 @@ export function registerCopy(cli: CAC, context: CliContext): void {
       const from = sourceOf(options, context);
       const to = targetOf(options.to, context);
       const { EventLog } = await import('@factum/event-log');
-      const copied = await EventLog.copy(from, to.target);
+      const copied = await EventLog.copy(from, to.target).catch((error: unknown) => {
+        if (to.created !== undefined) rmSync(to.created, { recursive: true, force: true });
+        throw error;
+      });
       const output = copyOutputOf(copied);
       if (options.json) printJson(context.terminal, CopyOutputSchema, output);
       else printCopy(output, to.name, context);
