@@ -35,6 +35,15 @@ export type CopyReport = {
   readonly report: ChainReport;
 };
 
+/** How far a copy has come: the rows of `table` written so far (after each page). */
+export type CopyProgress = { readonly table: CopiedTable; readonly rows: number };
+
+/** What `EventLog.copy` takes besides its two logs. */
+export type CopyOptions = {
+  /** Told after each page the copy writes, for a progress display. */
+  readonly onProgress?: (progress: CopyProgress) => void;
+};
+
 type Row = Record<string, unknown>;
 
 /**
@@ -88,7 +97,7 @@ export async function copyRows(
     readonly targetDialect: 'sqlite' | 'postgres';
     /** Rows read from the source at a time, instead of each table's own page. */
     readonly pageRows?: number;
-  },
+  } & CopyOptions,
 ): Promise<{ readonly rows: CopiedRows; readonly head: ChainAnchor | undefined }> {
   // One snapshot of the source: a SQLite read transaction sees one state of the WAL.
   const snapshot =
@@ -115,6 +124,7 @@ export async function copyRows(
                 .execute();
             }
             counts[table] += page.length;
+            options.onProgress?.({ table, rows: counts[table] });
             const last = page.at(-1)!;
             if (table === 'events') head = { sequence: last.sequence as number, digest: String(last.digest) };
           }

@@ -18,7 +18,7 @@ import {
   pendingApprovals,
 } from './approval-queries.js';
 import { BatchRouter } from './batch-router.js';
-import { type CopyReport, copyRows } from './copy-log.js';
+import { type CopyOptions, type CopyReport, copyRows } from './copy-log.js';
 import { EventLogError } from './event-log-error.js';
 import { type ForkPoint, resolveForkPoint } from './fork-boundary.js';
 import { prefixOf } from './fork-prefix.js';
@@ -171,15 +171,16 @@ export class EventLog implements EventSink, AsyncDisposable {
    * written). The report's check recomputes the copy's chains through the source's head:
    * an anchor kept for `from` holds for `to`. A run live in `from` stays live there only:
    * in the copy its host's lease lapses and it is recovered as after a crash.
+   * `options.onProgress` is told the rows of each table written so far, page by page.
    */
-  static async copy(from: LogTarget, to: LogTarget): Promise<CopyReport> {
+  static async copy(from: LogTarget, to: LogTarget, options: CopyOptions = {}): Promise<CopyReport> {
     // Opening a SQLite path creates a log there: a source that is not there is a mistake.
     if (typeof from === 'string' && from !== ':memory:' && !existsSync(from))
       throw new EventLogError('open_failed', `there is no log to copy at ${from}`);
     await using source = await EventLog.open(from);
     await using target = await EventLog.open(to);
     const dialects = { sourceDialect: source.#dialect, targetDialect: target.#dialect };
-    const { rows, head } = await copyRows(source.#db, target.#db, dialects);
+    const { rows, head } = await copyRows(source.#db, target.#db, { ...dialects, ...options });
     return { rows, head, report: await target.verifyChain({ anchors: head === undefined ? [] : [head] }) };
   }
 

@@ -1,7 +1,7 @@
 export type { AppendRefusal } from './append-refused-error.js';
 export { AppendRefusedError } from './append-refused-error.js';
 export type { InvocationApproval, PendingApproval, RecordedDecision } from './approval-queries.js';
-export type { CopiedRows, CopiedTable, CopyReport } from './copy-log.js';
+export type { CopiedRows, CopiedTable, CopyOptions, CopyProgress, CopyReport } from './copy-log.js';
 export {
   type DirectoryFs,
   makeDurableDirectory,

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import type { KyselyPlugin } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { copyRows } from '../src/copy-log.ts';
-import { EventLog, EventLogError } from '../src/index.ts';
+import { type CopyProgress, EventLog, EventLogError } from '../src/index.ts';
 import { connectSqlite } from '../src/sqlite-connection.ts';
 import { type TestStoreFactory, testStores } from '../src/testing.ts';
 import { bounds, facts, invocation, temporaryDirectory, write } from './support/facts.ts';
@@ -37,8 +37,14 @@ describe.each(pairs)('copying a log, $name', ({ from, to }) => {
     const before = await log.verifyChain();
     const seen = await viewOf(log, at);
 
-    const { rows, head, report } = await EventLog.copy(source.target, target.target);
+    const progress: CopyProgress[] = [];
+    const { rows, head, report } = await EventLog.copy(source.target, target.target, {
+      onProgress: (step) => progress.push(step),
+    });
 
+    // Told page by page, events first, each table's last count its whole.
+    expect(progress[0]?.table).toBe('events');
+    expect(new Map(progress.map((step) => [step.table, step.rows]))).toEqual(new Map(Object.entries(rows)));
     expect(head).toEqual(before.head);
     expect(rows).toEqual(recordedRows);
     expect(report).toEqual({ ok: true, events: 11, head: before.head });

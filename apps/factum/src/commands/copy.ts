@@ -1,9 +1,10 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { CopyReport, LogTarget } from '@factum/event-log';
+import type { CopyProgress, CopyReport, LogTarget } from '@factum/event-log';
 import type { CAC } from 'cac';
 import { hasLog, LOG_FILE, prepareDataDirectory } from '../data-directory.js';
 import { plural } from '../terminal/describe-call.js';
+import type { Spinner } from '../terminal/terminal.js';
 import { shownText } from '../terminal/terminal-text.js';
 import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
@@ -60,13 +61,18 @@ export function registerCopy(cli: CAC, context: CliContext): void {
       const from = sourceOf(options, context);
       const to = targetOf(options.to, context);
       const { EventLog } = await import('@factum/event-log');
-      const copied = await EventLog.copy(from, to.target).catch((error: unknown) => {
+      // On a terminal, how far the copy has come; a pipe gets the final line alone.
+      const progress = options.json ? undefined : context.terminal.spinner(`copying to ${to.name}`);
+      const onProgress = ({ table, rows }: CopyProgress) =>
+        progress?.update(`copying to ${to.name}: ${plural(rows, 'row')} of ${table.replace('_', ' ')}`);
+      const copied = await EventLog.copy(from, to.target, { onProgress }).catch((error: unknown) => {
+        progress?.clear();
         if (to.created !== undefined) rmSync(to.created, { recursive: true, force: true });
         throw error;
       });
       const output = copyOutputOf(copied);
-      if (options.json) printJson(context.terminal, CopyOutputSchema, output);
-      else printCopy(output, to.name, context);
+      if (progress === undefined) printJson(context.terminal, CopyOutputSchema, output);
+      else printCopy(output, to.name, progress, context);
       return output.verified.ok ? 0 : EXIT_BROKEN;
     });
 }
@@ -82,7 +88,7 @@ function copyOutputOf({ rows, head, report }: CopyReport): CopyOutput {
   return { rows: { ...rows }, verified: verifyOutputOf(report, head === undefined ? [] : [head]) };
 }
 
-function printCopy(output: CopyOutput, where: string, context: CliContext): void {
+function printCopy(output: CopyOutput, where: string, progress: Spinner, context: CliContext): void {
   const { terminal } = context;
   const c = terminal.colors;
   const { rows, verified } = output;
@@ -92,7 +98,7 @@ function printCopy(output: CopyOutput, where: string, context: CliContext): void
     plural(rows.tool_results, 'stored result'),
     plural(rows.hosts, 'host'),
   ].join(', ');
-  terminal.line(`${c.green('✔')} copied ${plural(rows.events, 'event')} to ${where} (${carried})`);
+  progress.succeed(`copied ${plural(rows.events, 'event')} to ${where} (${carried})`);
   if (verified.broken !== null) {
     terminal.line(
       `${c.red('✖')} the copy breaks at sequence ${verified.broken.sequence}, as the source does: ${shownText(verified.broken.reason)}`,
