@@ -1,7 +1,9 @@
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
-import { defaultDataDir } from '../data-directory.js';
+import { defaultDataDir, hasLog } from '../data-directory.js';
 import type { Terminal } from '../terminal/terminal.js';
+import { shownText } from '../terminal/terminal-text.js';
+import { CliError } from './cli-error.js';
 
 /**
  * What every command gets from the entry point instead of reaching for globals: the
@@ -42,4 +44,21 @@ export function operatorName(context: CliContext): string {
     name = context.env.USER ?? context.env.LOGNAME;
   }
   return (name ?? '').trim().slice(0, 256) || 'operator';
+}
+
+/**
+ * The log a command reads as it is: `--postgres`'s, or the data directory's, which must
+ * hold one. A missing log is a wrong `--dir` far more often than an empty one: say so
+ * (`nothing to <what>`), and create nothing.
+ */
+export function existingLogOf(
+  options: GlobalOptions & { readonly postgres?: string },
+  context: CliContext,
+  what: string,
+): { readonly postgres: string } | { readonly dataDir: string } {
+  if (options.postgres !== undefined) return { postgres: String(options.postgres) };
+  const dataDir = dataDirOf(options, context);
+  if (!hasLog(dataDir))
+    throw new CliError('not_found', `no log in ${shownText(dataDir)}: nothing to ${what}`);
+  return { dataDir };
 }

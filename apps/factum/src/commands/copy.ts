@@ -2,11 +2,11 @@ import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CopyProgress, CopyReport, LogTarget } from '@factum/event-log';
 import type { CAC } from 'cac';
-import { hasLog, LOG_FILE, prepareDataDirectory } from '../data-directory.js';
+import { LOG_FILE, prepareDataDirectory } from '../data-directory.js';
 import { plural } from '../terminal/describe-call.js';
 import type { Spinner } from '../terminal/terminal.js';
 import { shownText } from '../terminal/terminal-text.js';
-import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
+import { type CliContext, existingLogOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { type CopyOutput, CopyOutputSchema } from './json-output-schemas.js';
 import { printJson } from './print-json.js';
@@ -78,10 +78,8 @@ export function registerCopy(cli: CAC, context: CliContext): void {
 }
 
 function sourceOf(options: CopyOptions, context: CliContext): LogTarget {
-  if (options.postgres !== undefined) return { postgres: String(options.postgres) };
-  const dataDir = dataDirOf(options, context);
-  if (!hasLog(dataDir)) throw new CliError('not_found', `no log in ${shownText(dataDir)}: nothing to copy`);
-  return join(dataDir, LOG_FILE);
+  const log = existingLogOf(options, context, 'copy');
+  return 'dataDir' in log ? join(log.dataDir, LOG_FILE) : log;
 }
 
 function copyOutputOf({ rows, head, report }: CopyReport): CopyOutput {

@@ -1,9 +1,8 @@
 import type { ChainAnchor, ChainReport, EventLog } from '@factum/event-log';
 import type { CAC } from 'cac';
-import { hasLog } from '../data-directory.js';
 import { plural } from '../terminal/describe-call.js';
 import { shownText } from '../terminal/terminal-text.js';
-import { type CliContext, dataDirOf, type GlobalOptions } from './cli-context.js';
+import { type CliContext, existingLogOf, type GlobalOptions } from './cli-context.js';
 import { CliError } from './cli-error.js';
 import { AnchorTextSchema, type VerifyOutput, VerifyOutputSchema } from './json-output-schemas.js';
 import { openLogOf } from './open-runtime.js';
@@ -72,14 +71,10 @@ export function registerVerify(cli: CAC, context: CliContext): void {
 }
 
 async function openForVerify(options: VerifyOptions, context: CliContext): Promise<EventLog> {
-  if (options.postgres !== undefined) {
-    const { EventLog } = await import('@factum/event-log');
-    return EventLog.open({ postgres: String(options.postgres) });
-  }
-  const dataDir = dataDirOf(options, context);
-  // A missing log is a wrong --dir far more often than an empty one: say so, create nothing.
-  if (!hasLog(dataDir)) throw new CliError('not_found', `no log in ${shownText(dataDir)}: nothing to verify`);
-  return openLogOf(dataDir);
+  const log = existingLogOf(options, context, 'verify');
+  if ('dataDir' in log) return openLogOf(log.dataDir);
+  const { EventLog } = await import('@factum/event-log');
+  return EventLog.open(log);
 }
 
 function printReport(output: VerifyOutput, context: CliContext): void {
