@@ -264,6 +264,11 @@ function progressText(progress: McpProgress): string {
   return progress.message ? `${count} ${progress.message}` : count;
 }
 
+/**
+ * Never `readOnly`, whatever the hints: the T1 of a server's tool is waited for before the
+ * call, since a server's `readOnlyHint` is not a promise (it still makes the tool
+ * re-runnable by recovery).
+ */
 function registrationOf(tool: McpTool, executor: ToolExecutor): ToolRegistration {
   return {
     definition: { name: tool.name, description: tool.description, inputSchema: tool.inputSchema },

@@ -39,6 +39,9 @@ describe('server-everything over stdio', () => {
     expect(source.skipped).toEqual([]);
     const catalog = new ToolCatalog(source.registrations());
     expect(catalog.names()).toEqual(source.tools.map((tool) => tool.name));
+    // A server's readOnlyHint makes a tool re-runnable by recovery, but its T1 is still
+    // waited for before the call: a hint from a server is not a promise.
+    for (const tool of source.tools) expect(catalog.get(tool.name)!.registration.readOnly).toBeUndefined();
   });
 
   it('every call in Direct mode is T1, the MCP call, then T2: text, structured content, images as references, progress recorded', async () => {

@@ -123,7 +123,7 @@ export class CapturedTools {
     const work = (async () => {
       const why = refusal(prepared, signal);
       if (why !== undefined) return reject(context, prepared, why);
-      return runCall(context, prepared, signal);
+      return runCall(context, prepared, signal, { approved: true });
     })();
     return context.ledger.track(work);
   }

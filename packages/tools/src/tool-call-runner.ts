@@ -78,28 +78,22 @@ export function refusal(prepared: PreparedCall, signal: AbortSignal): ToolReject
 
 /**
  * The at-most-once protocol for one call whose tool is in the catalog: T1 durable,
- * then the effect, then T2. A commit failure at either boundary throws
- * `ToolError('persistence')`; an effect that throws settles as failed, except one that
- * throws `ToolError('outcome_unknown')`, which is rethrown with nothing settled.
+ * then the effect, then T2 (a read-only tool's T1 rides with its T2). A commit failure
+ * at either boundary throws `ToolError('persistence')`; an effect that throws settles as
+ * failed, except one that throws `ToolError('outcome_unknown')`, which is rethrown with
+ * nothing settled.
  */
 export async function runCall(
   context: RunContext,
   prepared: PreparedCall,
   signal: AbortSignal,
+  { approved = false }: { readonly approved?: boolean } = {},
 ): Promise<ToolResult> {
   const entry = prepared.entry!;
   const release = await context.lock.acquire(entry.registration.semantics);
   try {
     if (signal.aborted) return await reject(context, prepared, { kind: 'cancelled' });
-    const { source } = entry.registration;
-    const dispatch = await context.ledger.commit({
-      kind: 'tool_dispatched',
-      operationId: prepared.operationId,
-      call: prepared.call,
-      ...(source === undefined ? {} : { source }),
-    });
-    // The T1's answer may have come late (a network that held it): no effect past the lease.
-    context.ledger.checkEffectStart(dispatch, prepared.operationId);
+    await dispatch(context, prepared, approved);
     const call = openCallContext(context.ledger, { operationId: prepared.operationId, signal, attempt: 1 });
     let settled: Settled;
     try {
@@ -133,6 +127,29 @@ export async function runCall(
   } finally {
     release();
   }
+}
+
+/**
+ * T1. A read-only tool's (`ToolRegistration.readOnly`) rides with its T2: with no effect
+ * to guard, nothing is waited for before it runs, and no lease needs to hold for it to
+ * start (the T2 that carries the T1 is fenced like any write). An approved call's T1 is
+ * waited for whatever its tool: the log checks the approval in that T1's transaction.
+ */
+async function dispatch(context: RunContext, prepared: PreparedCall, approved: boolean): Promise<void> {
+  const { source, readOnly } = prepared.entry!.registration;
+  const fact = {
+    kind: 'tool_dispatched',
+    operationId: prepared.operationId,
+    call: prepared.call,
+    ...(source === undefined ? {} : { source }),
+  } as const;
+  if (readOnly === true && !approved) {
+    await context.ledger.defer(fact);
+    return;
+  }
+  const committed = await context.ledger.commit(fact);
+  // The T1's answer may have come late (a network that held it): no effect past the lease.
+  context.ledger.checkEffectStart(committed, prepared.operationId);
 }
 
 /** How an effect ended, before it is recorded. */

@@ -51,4 +51,15 @@ export type ToolRegistration = {
   readonly approvalTtlMs?: number;
   /** Where the tool came from (an MCP server): recorded on each of its `tool_dispatched`. */
   readonly source?: ToolSource;
+  /**
+   * The tool changes nothing outside the process: it reads (a file, a search). Its call
+   * has no effect for a `tool_dispatched` to guard, so that fact is not waited for
+   * before the call runs: it rides, in order, with the call's `tool_settled` (or with
+   * any commit of the run that comes first), and a call costs one waited-for commit
+   * instead of two. A call a person approved is dispatched as any other (the log checks
+   * the approval in its T1's transaction). The catalog's
+   * builder declares it; nothing a model sends changes it. A tool that writes must not
+   * claim it: a crash during its effect would leave no trace of the call.
+   */
+  readonly readOnly?: boolean;
 };
