@@ -18,6 +18,7 @@ import { fleet } from './fleet.ts';
 import { forkBench } from './fork.ts';
 import { leaseOverhead } from './lease-overhead.ts';
 import { turnCpuLongSession } from './long-session.ts';
+import { readOnlyTurn } from './read-only-turn.ts';
 import { replayVerify } from './replay-verify.ts';
 import { submissionRetry } from './submission-retry.ts';
 import { turnCpu } from './turn-cpu.ts';
@@ -130,6 +131,7 @@ try {
   if (wanted('engine_step_ms')) await engineStep();
   if (['fsyncs_per_turn', 'turn_overhead', 'concurrent_sessions'].some(wanted)) await turnShape();
   if (wanted('approval_round_trip')) await approvalRoundTrip(provider);
+  if (wanted('read_only_turn')) await readOnlyTurn(provider);
   if (wanted('lease_overhead')) await leaseOverhead();
   if (wanted('turn_submission_retry')) await submissionRetry(provider);
   if (wanted('fork')) await forkBench();

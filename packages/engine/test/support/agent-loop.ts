@@ -70,6 +70,19 @@ export function echoCatalog(effect: ToolExecutor): ToolCatalog {
   ]);
 }
 
+/** `echoCatalog`'s tool declared read-only: its T1 rides with its T2. */
+export function readOnlyEcho(effect: ToolExecutor): ToolCatalog {
+  return new ToolCatalog([
+    {
+      definition: { name: 'echo', description: 'echo', inputSchema: { type: 'object' } },
+      handler: ToolHandler.immediate(effect),
+      nesting: 'nestable',
+      semantics: 'parallel',
+      readOnly: true,
+    },
+  ]);
+}
+
 /** The seeds' `input(base, suffix, effect)`: a message run in session `session`. */
 export function input(provider: ScriptedProvider, suffix: string, effect: ToolExecutor): RunInput {
   return {

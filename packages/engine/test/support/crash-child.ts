@@ -1,7 +1,8 @@
 // A child process running a real engine turn that kills itself (SIGKILL) at a named
-// point: inside a tool effect, in the middle of a model stream, around the commit of a
-// handoff, before the first dispatch of a step whose calls repeat a call id, or around the
-// commit that carries a model step along with its first dispatch. Every effect appends to a ledger file and fsyncs it before returning,
+// point: inside a tool effect (of a writing or a read-only tool), in the middle of a
+// model stream, around the commit of a handoff, before the first dispatch of a step whose
+// calls repeat a call id, or around the commit that carries a model step along with its
+// first dispatch. Every effect appends to a ledger file and fsyncs it before returning,
 // so the parent can compare what happened in the world with what the log says.
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import type { ToolExecutor } from '@factum/agent-facts';
@@ -10,7 +11,7 @@ import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { Engine } from '../../src/index.ts';
-import { input, oneCall, repeatedCallId } from './agent-loop.ts';
+import { input, oneCall, readOnlyEcho, repeatedCallId } from './agent-loop.ts';
 
 const [file, named, ledger] = process.argv.slice(2) as [string, string, string];
 // `<scenario>-durable`: the run's start waits for its opening to be durable (`durableStart`).
@@ -26,7 +27,7 @@ const effect: ToolExecutor = {
     writeSync(fd, `${JSON.stringify(value)}\n`);
     fsyncSync(fd);
     closeSync(fd);
-    if (scenario === 'effect') die();
+    if (scenario === 'effect' || scenario === 'read-effect') die();
     return value;
   },
 };
@@ -81,7 +82,12 @@ const engine = new Engine({
   code: new CodeExecutor(),
   options: { lease: { hostId: 'crash-host' }, liveModelFacts: scenario === 'repeated-call-id' },
 });
-const run = input(provider, 'crash', effect);
+const base = input(provider, 'crash', effect);
+// `read-effect`: the tool declares itself read-only, so its T1 rides with its T2.
+const run =
+  scenario === 'read-effect' && base.work.kind === 'message'
+    ? { ...base, work: { ...base.work, tools: readOnlyEcho(effect) } }
+    : base;
 let observations = 0;
 const running = await engine.start(run, {
   durableStart,
