@@ -142,17 +142,19 @@ describe('built-in tools stay inside the workspace', () => {
     expect(await reconcileWrite(workspace, input)).toMatchObject({ kind: 'unknown' });
   });
 
-  it('declares semantics and recovery: writes exclusive and reconciled, reads parallel and idempotent', () => {
+  it('declares semantics and recovery: writes exclusive and reconciled, reads parallel, idempotent and read-only', () => {
     // The shell's shape does not depend on how it is isolated.
     const catalog = builtinCatalog({ workspace, allowShell: true, isolation: { kind: 'none' } });
     const shape = (name: string) => {
       const entry = catalog.get(name)!;
-      return [entry.registration.semantics, entry.recovery.kind];
+      return [entry.registration.semantics, entry.recovery.kind, entry.registration.readOnly === true];
     };
-    expect(shape('write_file')).toEqual(['exclusive', 'reconcile']);
-    expect(shape('read_file')).toEqual(['parallel', 'idempotent']);
-    expect(shape('search')).toEqual(['parallel', 'idempotent']);
-    expect(shape('shell')).toEqual(['exclusive', 'never_auto_retry']);
+    // Only the reads skip the wait for their T1: a write or a command keeps it before it runs.
+    expect(shape('write_file')).toEqual(['exclusive', 'reconcile', false]);
+    expect(shape('read_file')).toEqual(['parallel', 'idempotent', true]);
+    expect(shape('list_files')).toEqual(['parallel', 'idempotent', true]);
+    expect(shape('search')).toEqual(['parallel', 'idempotent', true]);
+    expect(shape('shell')).toEqual(['exclusive', 'never_auto_retry', false]);
     expect(catalog.get('read_file')!.checkInput({ path: 7 }).ok).toBe(false);
   });
 });

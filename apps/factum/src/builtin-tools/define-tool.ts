@@ -16,6 +16,8 @@ export type ToolSpecification<S extends z.ZodType> = {
   readonly nesting: ToolNesting;
   readonly semantics: ToolSemantics;
   readonly recovery: RecoveryPolicy;
+  /** It changes nothing outside (see `ToolRegistration.readOnly`): its T1 rides with its T2. */
+  readonly readOnly?: boolean;
   readonly run: (input: z.output<S>, signal: AbortSignal) => Promise<unknown>;
 };
 
@@ -36,5 +38,6 @@ export function defineTool<S extends z.ZodType>(spec: ToolSpecification<S>): Too
     nesting: spec.nesting,
     semantics: spec.semantics,
     recovery: spec.recovery,
+    ...(spec.readOnly === true ? { readOnly: true } : {}),
   };
 }

@@ -30,6 +30,7 @@ export function readFileTool(workspace: Workspace): ToolRegistration {
     input: ReadFileInput,
     nesting: 'nestable',
     semantics: 'parallel',
+    readOnly: true,
     recovery: RecoveryPolicy.idempotent(),
     run: async ({ path, maxBytes }) => {
       const opened = await workspace.openFile(path);

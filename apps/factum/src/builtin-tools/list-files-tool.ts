@@ -21,6 +21,7 @@ export function listFilesTool(workspace: Workspace): ToolRegistration {
     input: ListFilesInput,
     nesting: 'nestable',
     semantics: 'parallel',
+    readOnly: true,
     recovery: RecoveryPolicy.idempotent(),
     run: async ({ path, recursive }, signal) => {
       const entries: { path: string; type: string }[] = [];

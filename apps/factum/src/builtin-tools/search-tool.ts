@@ -38,6 +38,7 @@ export function searchTool(workspace: Workspace): ToolRegistration {
     input: SearchInput,
     nesting: 'nestable',
     semantics: 'parallel',
+    readOnly: true,
     recovery: RecoveryPolicy.idempotent(),
     run: async ({ query, path, caseSensitive, maxResults }, signal) => {
       const needle = caseSensitive ? query : query.toLowerCase();
