@@ -1,7 +1,8 @@
 // The tools of a torture run. `charge` and `note` have an effect in the world (a ledger
 // line, fsynced before they return); `charge` is reconciled by looking the effect up in
-// the ledger, `note` never retries and stays uncertain. `probe` has no effect: it marks
-// a moment inside a Code mode cell where the child may die. `transfer` needs a person's
+// the ledger, `note` never retries and stays uncertain. `probe` has no effect, and says
+// so (`readOnly`: its dispatch rides with its settlement): it marks a moment inside a
+// Code mode cell, or among a step's direct calls, where the child may die. `transfer` needs a person's
 // approval for every call; its ledger line carries the amount, so the checks can tell
 // that only the approved input ran.
 import { RecoveryPolicy, ToolCatalog, ToolHandler } from '@factum/tools';
@@ -102,6 +103,7 @@ export function tortureCatalog(options) {
       handler: ToolHandler.immediate(probe),
       nesting: 'nestable',
       semantics: 'parallel',
+      readOnly: true,
     },
   ]);
 }

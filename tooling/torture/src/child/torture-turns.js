@@ -45,6 +45,16 @@ export function continuationReplies(random, keyBase) {
 }
 
 /**
+ * A direct call's tool: mostly `charge`, then `note`, and now and then the read-only
+ * `probe`, whose dispatch rides with its settlement beside the others' waited-for ones.
+ * @param {number} draw
+ */
+function pickDirect(draw) {
+  if (draw < 0.6) return 'charge';
+  return draw < 0.85 ? 'note' : 'probe';
+}
+
+/**
  * The replies of one turn, in the order its model requests will take them.
  * @param {import('./random.js').Random} random
  * @param {TurnKind} kind
@@ -59,7 +69,7 @@ export function turnReplies(random, kind, keyBase) {
     case 'handoff': {
       const calls = Array.from({ length: random.int(1, 3) }, (_, i) => ({
         id: `call-${i}`,
-        name: random.next() < 0.7 ? 'charge' : 'note',
+        name: pickDirect(random.next()),
         arguments: pieces(random, JSON.stringify({ key: `${keyBase}.${i}`, amount: i })),
       }));
       return [
