@@ -1,12 +1,10 @@
-import { join } from 'node:path';
 import type { FactOf } from '@factum/agent-facts';
 import { testStores } from '@factum/event-log/testing';
-import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import { RunError } from '../src/index.ts';
-import { done, temporaryDirectory } from './support/agent-loop.ts';
+import { done } from './support/agent-loop.ts';
 import { approvalCatalog, approvalInput, calls, effectInto, effects } from './support/approvals.ts';
-import { commitRecordingLog } from './support/commit-log.ts';
+import { commitRecordingSetup } from './support/commit-log.ts';
 
 const bounds = { maxEvents: 10_000, maxBytes: 64 * 1024 * 1024 };
 const operation = 'invocation-first/1:call-1';
@@ -19,30 +17,7 @@ const operation = 'invocation-first/1:call-1';
  * still run its effect once.
  */
 describe.each(testStores())('the commits of an approval on $name', (stores) => {
-  async function setup() {
-    const store = await stores.create();
-    const dir = temporaryDirectory();
-    const provider = await startScriptedProvider();
-    const { log, engine, commits } = await commitRecordingLog(store.target);
-    const ledger = join(dir.path, 'ledger');
-    const tools = approvalCatalog(effectInto(ledger));
-    const config = provider.config({ model: 'test', auth: { apiKey: 'k' } });
-    return {
-      log,
-      engine,
-      ledger,
-      tools,
-      config,
-      provider,
-      commits,
-      async [Symbol.asyncDispose]() {
-        await log.close();
-        await provider[Symbol.asyncDispose]();
-        dir[Symbol.dispose]();
-        await store[Symbol.asyncDispose]();
-      },
-    };
-  }
+  const setup = () => commitRecordingSetup(stores, (_log, ledger) => approvalCatalog(effectInto(ledger)));
 
   it('the request rides with the parking end, the opening with the approved T1', async () => {
     await using s = await setup();

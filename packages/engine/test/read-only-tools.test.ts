@@ -1,13 +1,11 @@
-import { join } from 'node:path';
 import type { ToolExecutor } from '@factum/agent-facts';
 import type { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
-import { startScriptedProvider } from '@factum/model/testing';
 import { type ToolApproval, ToolCatalog, ToolHandler } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
-import { done, temporaryDirectory } from './support/agent-loop.ts';
+import { done } from './support/agent-loop.ts';
 import { approvalInput, calls, effectInto, effects } from './support/approvals.ts';
-import { commitRecordingLog } from './support/commit-log.ts';
+import { commitRecordingSetup } from './support/commit-log.ts';
 
 const wide = { maxEvents: 10_000, maxBytes: 64 * 1024 * 1024 };
 const step = ['model_requested', 'model_observed', 'model_completed'];
@@ -48,28 +46,8 @@ function catalog(log: EventLog, ledger: string, readApproval?: ToolApproval): To
  * waits for its T1, in whose transaction the log checks the approval.
  */
 describe.each(testStores())('read-only tools on $name', (stores) => {
-  async function setup(readApproval?: ToolApproval) {
-    const store = await stores.create();
-    const dir = temporaryDirectory();
-    const provider = await startScriptedProvider();
-    const { log, engine, commits } = await commitRecordingLog(store.target);
-    const ledger = join(dir.path, 'ledger');
-    return {
-      log,
-      engine,
-      ledger,
-      tools: catalog(log, ledger, readApproval),
-      config: provider.config({ model: 'test', auth: { apiKey: 'k' } }),
-      provider,
-      commits,
-      async [Symbol.asyncDispose]() {
-        await log.close();
-        await provider[Symbol.asyncDispose]();
-        dir[Symbol.dispose]();
-        await store[Symbol.asyncDispose]();
-      },
-    };
-  }
+  const setup = (readApproval?: ToolApproval) =>
+    commitRecordingSetup(stores, (log, ledger) => catalog(log, ledger, readApproval));
 
   it('a turn with one read waits for two commits: [opening, step, T1, T2], [step, end]', async () => {
     await using s = await setup();

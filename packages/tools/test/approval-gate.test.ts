@@ -1,7 +1,7 @@
 import type { ModelToolCall } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
-import { EventLog } from '@factum/event-log';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EventLog } from '@factum/event-log';
+import { describe, expect, it, vi } from 'vitest';
 import {
   ApprovalRequested,
   approvalInputDigest,
@@ -11,19 +11,12 @@ import {
   ToolCatalog,
   ToolHandler,
 } from '../src/index.ts';
-import { invocation, seed, temporaryDirectory, wide } from './support/fixtures.ts';
+import { invocation, logPerTest, seed, wide } from './support/fixtures.ts';
 import { RecordingTool } from './support/recording-tool.ts';
 
-let dir: ReturnType<typeof temporaryDirectory>;
 let log: EventLog;
-
-beforeEach(async () => {
-  dir = temporaryDirectory();
-  log = await EventLog.open(dir.file);
-});
-afterEach(async () => {
-  await log.close();
-  dir[Symbol.dispose]();
+logPerTest((opened) => {
+  log = opened;
 });
 
 function catalogOf(tool: RecordingTool, approval?: ToolApproval, approvalTtlMs?: number) {

@@ -1,21 +1,14 @@
 import { CodeExecutor } from '@factum/code-runtime';
-import { EventLog } from '@factum/event-log';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EventLog } from '@factum/event-log';
+import { describe, expect, it } from 'vitest';
 import { EXEC_TOOL, RunTools, ToolCatalog, ToolHandler } from '../src/index.ts';
-import { invocation, seed, temporaryDirectory, wide } from './support/fixtures.ts';
+import { invocation, logPerTest, seed, wide } from './support/fixtures.ts';
 import { RecordingTool } from './support/recording-tool.ts';
 
-let dir: ReturnType<typeof temporaryDirectory>;
 let log: EventLog;
 const code = new CodeExecutor();
-
-beforeEach(async () => {
-  dir = temporaryDirectory();
-  log = await EventLog.open(dir.file);
-});
-afterEach(async () => {
-  await log.close();
-  dir[Symbol.dispose]();
+logPerTest((opened) => {
+  log = opened;
 });
 
 function catalogOf(tool: RecordingTool): ToolCatalog {

@@ -1,7 +1,7 @@
 import { type ModelToolCall, ToolError } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
-import { EventLog } from '@factum/event-log';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EventLog } from '@factum/event-log';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   ToolCatalog as Catalog,
@@ -10,20 +10,13 @@ import {
   ToolHandler,
   type ToolSemantics,
 } from '../src/index.ts';
-import { invocation, seed, temporaryDirectory, wide } from './support/fixtures.ts';
+import { invocation, logPerTest, seed, wide } from './support/fixtures.ts';
 import { RecordingTool } from './support/recording-tool.ts';
 
-let dir: ReturnType<typeof temporaryDirectory>;
 let log: EventLog;
 const code = new CodeExecutor();
-
-beforeEach(async () => {
-  dir = temporaryDirectory();
-  log = await EventLog.open(dir.file);
-});
-afterEach(async () => {
-  await log.close();
-  dir[Symbol.dispose]();
+logPerTest((opened) => {
+  log = opened;
 });
 
 function registration(tool: RecordingTool, name: string, semantics: ToolSemantics = 'parallel') {

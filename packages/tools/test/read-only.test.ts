@@ -1,23 +1,16 @@
 import { type JsonValue, ToolError } from '@factum/agent-facts';
 import { CodeExecutor } from '@factum/code-runtime';
-import { EventLog } from '@factum/event-log';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EventLog } from '@factum/event-log';
+import { describe, expect, it } from 'vitest';
 import { RunTools, ToolCatalog, ToolHandler } from '../src/index.ts';
-import { invocation, seed, temporaryDirectory, wide } from './support/fixtures.ts';
+import { invocation, logPerTest, seed, wide } from './support/fixtures.ts';
 import { RecordingTool } from './support/recording-tool.ts';
 import { RidingSink } from './support/riding-sink.ts';
 
-let dir: ReturnType<typeof temporaryDirectory>;
 let log: EventLog;
 const code = new CodeExecutor();
-
-beforeEach(async () => {
-  dir = temporaryDirectory();
-  log = await EventLog.open(dir.file);
-});
-afterEach(async () => {
-  await log.close();
-  dir[Symbol.dispose]();
+logPerTest((opened) => {
+  log = opened;
 });
 
 function catalog(tool: RecordingTool, readOnly: boolean | undefined): ToolCatalog {
@@ -61,19 +54,16 @@ describe('read-only tools: the T1 rides with the T2', () => {
     });
   });
 
-  it('a tool that does not declare it keeps its T1 durable before the effect, in a transaction of its own', async () => {
-    for (const readOnly of [undefined, false]) {
-      await log.close();
-      dir[Symbol.dispose]();
-      dir = temporaryDirectory();
-      log = await EventLog.open(dir.file);
+  it.each([undefined, false])(
+    'a tool whose readOnly is %s keeps its T1 durable before the effect, in a transaction of its own',
+    async (readOnly) => {
       const { tool, sink, run, invoke } = await callOnce(readOnly);
       await invoke();
       await run.shutdown();
       expect(tool.calls).toEqual([{ input: { path: 'a' }, lastDurableKind: 'tool_dispatched' }]);
       expect(sink.transactions).toEqual([['tool_dispatched'], ['tool_settled']]);
-    }
-  });
+    },
+  );
 
   it('a failed read settles as failed with its T1 in the same transaction', async () => {
     const { sink, run, invoke } = await callOnce(true, { fail: true });

@@ -59,26 +59,15 @@ export function oneCall(name: string, hold = false): ScriptedReply {
   };
 }
 
-export function echoCatalog(effect: ToolExecutor): ToolCatalog {
+/** One `echo` tool over `effect`; `readOnly` declares it read-only (its T1 rides with its T2). */
+export function echoCatalog(effect: ToolExecutor, { readOnly = false } = {}): ToolCatalog {
   return new ToolCatalog([
     {
       definition: { name: 'echo', description: 'echo', inputSchema: { type: 'object' } },
       handler: ToolHandler.immediate(effect),
       nesting: 'nestable',
       semantics: 'parallel',
-    },
-  ]);
-}
-
-/** `echoCatalog`'s tool declared read-only: its T1 rides with its T2. */
-export function readOnlyEcho(effect: ToolExecutor): ToolCatalog {
-  return new ToolCatalog([
-    {
-      definition: { name: 'echo', description: 'echo', inputSchema: { type: 'object' } },
-      handler: ToolHandler.immediate(effect),
-      nesting: 'nestable',
-      semantics: 'parallel',
-      readOnly: true,
+      readOnly,
     },
   ]);
 }

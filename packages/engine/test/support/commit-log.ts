@@ -1,8 +1,13 @@
+import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
 import type { LogTarget } from '@factum/event-log';
 import { EventLog } from '@factum/event-log';
+import type { TestStoreFactory } from '@factum/event-log/testing';
 import { ModelExecutor } from '@factum/model';
+import { startScriptedProvider } from '@factum/model/testing';
+import type { ToolCatalog } from '@factum/tools';
 import { Engine } from '../../src/index.ts';
+import { temporaryDirectory } from './agent-loop.ts';
 
 const wide = { maxEvents: 10_000, maxBytes: 64 * 1024 * 1024 };
 
@@ -30,4 +35,35 @@ export async function commitRecordingLog(target: LogTarget) {
     return batches.map((ids) => ids.map((id) => kinds.get(id)));
   };
   return { log, engine, commits };
+}
+
+/**
+ * A new store of `stores`, a `commitRecordingLog` on it, a scripted provider and a ledger
+ * file in a new directory, with the catalog `tools` makes from the log and the ledger;
+ * disposing it closes and removes all of them.
+ */
+export async function commitRecordingSetup(
+  stores: TestStoreFactory,
+  tools: (log: EventLog, ledger: string) => ToolCatalog,
+) {
+  const store = await stores.create();
+  const dir = temporaryDirectory();
+  const provider = await startScriptedProvider();
+  const { log, engine, commits } = await commitRecordingLog(store.target);
+  const ledger = join(dir.path, 'ledger');
+  return {
+    log,
+    engine,
+    ledger,
+    tools: tools(log, ledger),
+    config: provider.config({ model: 'test', auth: { apiKey: 'k' } }),
+    provider,
+    commits,
+    async [Symbol.asyncDispose]() {
+      await log.close();
+      await provider[Symbol.asyncDispose]();
+      dir[Symbol.dispose]();
+      await store[Symbol.asyncDispose]();
+    },
+  };
 }

@@ -11,7 +11,7 @@ import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { Engine } from '../../src/index.ts';
-import { input, oneCall, readOnlyEcho, repeatedCallId } from './agent-loop.ts';
+import { echoCatalog, input, oneCall, repeatedCallId } from './agent-loop.ts';
 
 const [file, named, ledger] = process.argv.slice(2) as [string, string, string];
 // `<scenario>-durable`: the run's start waits for its opening to be durable (`durableStart`).
@@ -86,7 +86,7 @@ const base = input(provider, 'crash', effect);
 // `read-effect`: the tool declares itself read-only, so its T1 rides with its T2.
 const run =
   scenario === 'read-effect' && base.work.kind === 'message'
-    ? { ...base, work: { ...base.work, tools: readOnlyEcho(effect) } }
+    ? { ...base, work: { ...base.work, tools: echoCatalog(effect, { readOnly: true }) } }
     : base;
 let observations = 0;
 const running = await engine.start(run, {

@@ -11,7 +11,8 @@ import {
   type ModelToolCall,
   RuntimeEvent,
 } from '@factum/agent-facts';
-import type { EventLog } from '@factum/event-log';
+import { EventLog } from '@factum/event-log';
+import { afterEach, beforeEach } from 'vitest';
 
 export const bounds = { maxEvents: 32, maxBytes: 64 * 1024 };
 export const wide = { maxEvents: 10_000, maxBytes: 16 << 20 };
@@ -30,6 +31,23 @@ export function temporaryDirectory(): { path: string; file: string; [Symbol.disp
     file: join(path, 'events.sqlite'),
     [Symbol.dispose]: () => rmSync(path, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Gives every test of the calling file a log in a new directory, through `use` before
+ * the test; the log is closed and its directory removed after it.
+ */
+export function logPerTest(use: (log: EventLog) => void): void {
+  let opened: { dir: ReturnType<typeof temporaryDirectory>; log: EventLog } | undefined;
+  beforeEach(async () => {
+    const dir = temporaryDirectory();
+    opened = { dir, log: await EventLog.open(dir.file) };
+    use(opened.log);
+  });
+  afterEach(async () => {
+    await opened?.log.close();
+    opened?.dir[Symbol.dispose]();
+  });
 }
 
 /** Appends what the engine would have written before the step's tools run. */
