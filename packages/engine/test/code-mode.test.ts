@@ -5,7 +5,8 @@ import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
-import { bounds, configuration, done, input } from './support/agent-loop.ts';
+import { bounds, configuration, done, echoCatalog, input } from './support/agent-loop.ts';
+import { commitRecordingLog } from './support/commit-log.ts';
 
 describe.each(testStores())('Code mode through the engine on $name', (stores) => {
   it('the model sees exec, the cell calls the tool as a recorded child, and the next prompt carries the cell output', async () => {
@@ -49,6 +50,40 @@ describe.each(testStores())('Code mode through the engine on $name', (stores) =>
     );
     expect(origins).toEqual(['provider', 'code_cell', 'code_mode']);
     await engine.drain();
+    await log.close();
+  });
+
+  it('an exec call that reads once waits for three commits besides its step and the end: dispatches, the read, settlements', async () => {
+    await using store = await stores.create();
+    await using provider = await startScriptedProvider();
+    provider.script(
+      {
+        toolCalls: [
+          { id: 'call-1', name: 'exec', arguments: { code: 'text((await tools.echo({ v: 1 })).v);' } },
+        ],
+        finishReason: 'tool_calls',
+      },
+      done,
+    );
+    const { log, engine, commits } = await commitRecordingLog(store.target);
+    await using host = engine('host-a');
+    const read = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
+    const base = input(provider, 'read', read);
+    const tools = echoCatalog(read, { readOnly: true });
+    const result = await host.run({
+      ...base,
+      configuration: configuration('code_mode'),
+      work: { kind: 'message', message: 'read', tools },
+    });
+    expect(result.outcome).toEqual({ kind: 'completed' });
+    const step = ['model_requested', 'model_observed', 'model_completed'];
+    expect(await commits()).toEqual([
+      ['invocation_opened', ...step, 'tool_dispatched', 'tool_dispatched'],
+      ['tool_dispatched', 'tool_settled'],
+      ['tool_settled', 'tool_settled'],
+      [...step, 'invocation_ended'],
+    ]);
+    expect(await log.verifyChain()).toMatchObject({ ok: true });
     await log.close();
   });
 });

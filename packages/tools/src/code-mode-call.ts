@@ -6,8 +6,9 @@ import { type PreparedCall, type RunContext, refusal, reject, runCall } from './
 import type { ToolCatalog } from './tool-catalog.js';
 
 /**
- * Runs one `exec` call: T1 of the parent (the model's call), T1 of the cell, the cell,
- * then T2 of the cell and T2 of the parent. Every `tools.x()` inside the cell is a
+ * Runs one `exec` call: T1 of the parent (the model's call) and T1 of the cell in one
+ * transaction, the cell, then T2 of the cell and T2 of the parent in another (with a sink
+ * that can hold a write; else each in its own). Every `tools.x()` inside the cell is a
  * child call with its own T1, effect and T2. A commit failure anywhere inside the cell
  * is fatal: the cell is stopped before JS can observe it, and neither the cell nor the
  * parent is settled — both stay uncertain, which is the truth.
@@ -29,7 +30,8 @@ export async function runExec(
     return reject(context, parent, { kind: 'invalid_input', message });
   }
   if (signal.aborted) return reject(context, parent, { kind: 'cancelled' });
-  await ledger.commit({ kind: 'tool_dispatched', operationId: parent.operationId, call: parent.call });
+  // The parent's T1 rides with the cell's: nothing runs between the two.
+  await ledger.defer({ kind: 'tool_dispatched', operationId: parent.operationId, call: parent.call });
   const cellId = `${parent.operationId}#cell`;
   await ledger.commit({
     kind: 'tool_dispatched',
@@ -62,20 +64,14 @@ export async function runExec(
     );
   }
   const settled = settlementOf(result);
-  for (const operationId of [cellId, parent.operationId]) {
-    if (settled.kind === 'failed') {
-      await ledger.commit({ kind: 'tool_settled', operationId, outcome: settled });
-    } else {
-      await ledger.commit(
-        {
-          kind: 'tool_settled',
-          operationId,
-          outcome: { kind: 'succeeded', result: settled.result.reference() },
-        },
-        settled.result,
-      );
-    }
-  }
+  const outcome =
+    settled.kind === 'failed'
+      ? settled
+      : ({ kind: 'succeeded', result: settled.result.reference() } as const);
+  const stored = settled.kind === 'failed' ? undefined : settled.result;
+  // The cell's T2 rides with the parent's: both settle the same result, together or not at all.
+  await ledger.defer({ kind: 'tool_settled', operationId: cellId, outcome }, stored);
+  await ledger.commit({ kind: 'tool_settled', operationId: parent.operationId, outcome }, stored);
   if (settled.kind === 'failed') {
     throw new ToolError(
       result.kind === 'cancelled' ? 'cancelled' : 'failed',

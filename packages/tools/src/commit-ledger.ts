@@ -57,10 +57,10 @@ export class CommitLedger {
    * Records a fact that need not be durable before the run's next waited-for commit
    * (which carries it, in order), when the sink can hold it; else commits it now.
    */
-  async defer(fact: Fact): Promise<RuntimeEvent> {
-    if (this.#sink.defer === undefined) return this.commit(fact);
+  async defer(fact: Fact, result?: ToolResult): Promise<RuntimeEvent> {
+    if (this.#sink.defer === undefined) return this.commit(fact, result);
     const event = RuntimeEvent.create(this.#invocation, fact, this.#origin);
-    this.#sink.defer(EventWrite.plain(event));
+    this.#sink.defer(result === undefined ? EventWrite.plain(event) : EventWrite.withResult(event, result));
     return event;
   }
 

@@ -89,27 +89,6 @@ describe('read-only tools: the T1 rides with the T2', () => {
     ]);
   });
 
-  it('in a Code mode cell, a read-only child call commits its T1 with its T2', async () => {
-    const tool = new RecordingTool(log, 'read');
-    const sink = new RidingSink(log);
-    const cell = {
-      id: 'parent',
-      name: 'exec',
-      input: { code: "text(JSON.stringify(await tools.read({ path: 'b' })));" },
-    };
-    await seed(log, invocation, [cell]);
-    const run = new RunTools({ sink, invocation, catalog: catalog(tool, true), mode: 'code_mode', code });
-    const result = await (await run.capture('.')).intoStep('step').invoke(cell);
-    await run.shutdown();
-    expect(result.json()).toEqual({ output: JSON.stringify({ echoed: { path: 'b' } }) });
-    expect(tool.calls).toHaveLength(1);
-    expect(sink.transactions).toContainEqual(['tool_dispatched', 'tool_settled']);
-    const child = (await facts()).filter(
-      (fact) => 'operationId' in fact && fact.operationId.endsWith('#cell/c0'),
-    );
-    expect(child.map((fact) => fact.kind)).toEqual(['tool_dispatched', 'tool_settled']);
-  });
-
   it('a sink that cannot hold a write commits the read-only T1 first, as for any tool', async () => {
     const tool = new RecordingTool(log, 'read');
     await seed(log, invocation, [{ id: 'c1', name: 'read', input: {} }]);
