@@ -57,9 +57,9 @@ export type ToolRegistration = {
    * before the call runs: it rides, in order, with the call's `tool_settled` (or with
    * any commit of the run that comes first), and a call costs one waited-for commit
    * instead of two. A call a person approved is dispatched as any other (the log checks
-   * the approval in its T1's transaction). The catalog's
-   * builder declares it; nothing a model sends changes it. A tool that writes must not
-   * claim it: a crash during its effect would leave no trace of the call.
+   * the approval in its T1's transaction). The catalog's builder declares it; nothing a
+   * model sends changes it. A tool that writes must not claim it: a crash during its
+   * effect would leave no trace of the call.
    */
   readonly readOnly?: boolean;
 };
