@@ -265,9 +265,9 @@ function progressText(progress: McpProgress): string {
 }
 
 /**
- * Never `readOnly`, whatever the hints: the T1 of a server's tool is waited for before the
- * call, since a server's `readOnlyHint` is not a promise (it still makes the tool
- * re-runnable by recovery).
+ * `readOnly` only when the user declared it: the T1 of any other tool of a server is
+ * waited for before the call, since a server's `readOnlyHint` is not a promise (it still
+ * makes the tool re-runnable by recovery).
  */
 function registrationOf(tool: McpTool, executor: ToolExecutor): ToolRegistration {
   return {
@@ -277,6 +277,7 @@ function registrationOf(tool: McpTool, executor: ToolExecutor): ToolRegistration
     semantics: semanticsOf(tool.recovery),
     recovery: recoveryPolicyOf(tool.recovery),
     ...(tool.approval === 'always' ? { approval: 'always' as const } : {}),
+    ...(tool.declaredReadOnly ? { readOnly: true } : {}),
     source: { kind: 'mcp', server: tool.server },
   };
 }
@@ -315,6 +316,7 @@ async function listTools(
         inputSchema,
         hints,
         recovery: config.recovery?.[listed.name] ?? defaultRecovery(hints),
+        declaredReadOnly: config.recovery?.[listed.name] === 'read_only',
         approval: config.approval?.[listed.name] ?? defaultApproval(hints),
       };
       try {

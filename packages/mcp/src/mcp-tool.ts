@@ -25,6 +25,12 @@ export type McpTool = {
   readonly hints: McpHints;
   /** How its uncertain calls recover: from the hints, unless the user overrode it. */
   readonly recovery: McpRecoveryOverride;
+  /**
+   * The user declared it `read_only` (`recovery: { <name>: 'read_only' }`), so it is
+   * registered `readOnly`: its dispatch rides with its settlement. The server's
+   * `readOnlyHint` alone never does this.
+   */
+  readonly declaredReadOnly: boolean;
   /** Whether its calls need a person's approval: from the hints, unless the user overrode it. */
   readonly approval: McpApprovalOverride;
 };

@@ -9,7 +9,7 @@ import { ToolCatalog } from '@factum/tools';
 import { describe, expect, it } from 'vitest';
 import { McpToolSource } from '../src/index.ts';
 import { temporaryDirectory, wide } from './support/log-fixtures.ts';
-import { filesystem, keyed } from './support/servers.ts';
+import { everything, filesystem, keyed } from './support/servers.ts';
 
 const usage = { inputTokens: 1, outputTokens: 1 };
 const done = { text: 'done', finishReason: 'stop' as const, usage };
@@ -37,6 +37,41 @@ function runInput(provider: ScriptedProvider, suffix: string, tools: ToolCatalog
 }
 
 describe('MCP tools in engine runs', () => {
+  it('a tool the user declares read_only is registered readOnly and its turn waits for two commits; the server’s hint alone keeps three', async () => {
+    const commitsOfEchoTurn = async (recovery: Record<string, 'read_only'>) => {
+      using dir = temporaryDirectory();
+      await using log = await EventLog.open(dir.file);
+      await using source = await McpToolSource.connect(everything({ recovery }));
+      await using provider = await startScriptedProvider();
+      provider.script(
+        {
+          toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"message":"read"}' }],
+          finishReason: 'tool_calls',
+          usage,
+        },
+        done,
+      );
+      const catalog = new ToolCatalog(source.registrations());
+      const engine = new Engine({ log, models: new ModelExecutor({ timeoutMs: 10_000 }), code });
+      const before = log.stats().commits;
+      const outcome = await engine.run(runInput(provider, 'read', catalog));
+      expect(outcome.outcome).toEqual({ kind: 'completed' });
+      await engine.drain();
+      return {
+        commits: log.stats().commits - before,
+        echo: catalog.get('echo')!.registration.readOnly,
+        hinted: catalog.get('trigger-long-running-operation')!.registration.readOnly,
+      };
+    };
+    expect(await commitsOfEchoTurn({ echo: 'read_only' })).toEqual({
+      commits: 2,
+      echo: true,
+      hinted: undefined,
+    });
+    // `echo` says nothing of itself; the long operation's readOnlyHint is only a hint.
+    expect(await commitsOfEchoTurn({})).toEqual({ commits: 3, echo: undefined, hinted: undefined });
+  }, 60_000);
+
   it('a model that attacks — invalid input, tools the server never listed, broken JSON — gets recorded rejections and nothing reaches the server', async () => {
     using dir = temporaryDirectory();
     await using log = await EventLog.open(dir.file);
