@@ -25,9 +25,11 @@ export interface EventSink {
    * Optional: records `write` without waiting for it, to become durable in the same
    * transaction as the sink's next `commit`, before it and in order — so a crash keeps
    * both or neither, and a refusal of `write` fails that commit. For facts nobody
-   * outside may observe before the next waited-for fact (a request for approval that
-   * the run's parking end makes visible). Throws at once if the write is invalid. A sink
-   * without it commits such writes one by one.
+   * outside may observe before the next waited-for fact: a request for approval that
+   * the run's parking end makes visible, a read-only tool's dispatch that its settlement
+   * makes durable, the first of a Code mode call's two dispatches or two settlements.
+   * Throws at once if the write is invalid. A sink without it commits such writes one by
+   * one.
    */
   defer?(write: EventWrite): void;
   /**
