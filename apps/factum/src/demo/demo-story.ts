@@ -77,7 +77,8 @@ export async function runDemo(options: {
     await using runtime = await FactumRuntime.open({ target: { dataDir } });
     narrator.chapter('A turn in Direct mode');
     narrator.say('The model calls each tool itself. Every call is recorded twice: tool_dispatched (T1)');
-    narrator.say('is durable before the effect starts, tool_settled (T2) once it is done.');
+    narrator.say('and tool_settled (T2). A write waits for its T1 to be durable before it starts; a read,');
+    narrator.say('which changes nothing, commits both in one transaction once it is done.');
     await turn(runtime, { message: MESSAGES.direct, codeMode: false });
 
     narrator.chapter('A turn in Code mode');
