@@ -1,12 +1,11 @@
-import { join } from 'node:path';
 import type { ToolExecutor } from '@factum/agent-facts';
 import { testStores } from '@factum/event-log/testing';
 import { startScriptedProvider } from '@factum/model/testing';
 import { describe, expect, it } from 'vitest';
 import { RunError } from '../src/index.ts';
-import { bounds, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
+import { bounds, done, echoCatalog, input, oneCall } from './support/agent-loop.ts';
 import { effectInto, effects } from './support/approvals.ts';
-import { commitRecordingLog } from './support/commit-log.ts';
+import { commitRecordingSetup } from './support/commit-log.ts';
 
 /**
  * A run's `invocation_opened` is not waited for: it rides with the run's first waited-for
@@ -16,22 +15,8 @@ import { commitRecordingLog } from './support/commit-log.ts';
  */
 describe.each(testStores())('a riding opening on $name', (stores) => {
   async function setup() {
-    const store = await stores.create();
-    const dir = temporaryDirectory();
-    const { log, engine, commits } = await commitRecordingLog(store.target);
-    const ledger = join(dir.path, 'ledger');
-    return {
-      log,
-      engine,
-      ledger,
-      effect: effectInto(ledger) as ToolExecutor,
-      commits,
-      async [Symbol.asyncDispose]() {
-        await log.close();
-        dir[Symbol.dispose]();
-        await store[Symbol.asyncDispose]();
-      },
-    };
+    const s = await commitRecordingSetup(stores, (_log, ledger) => echoCatalog(effectInto(ledger)));
+    return Object.assign(s, { effect: effectInto(s.ledger) as ToolExecutor });
   }
 
   it('a sequential one-tool turn waits for three commits: [opening, step, T1], [T2], [step, end]', async () => {
