@@ -1,8 +1,8 @@
 // A child process running a real engine turn that kills itself (SIGKILL) at a named
-// point: inside a tool effect (of a writing or a read-only tool), in the middle of a
-// model stream, around the commit of a handoff, before the first dispatch of a step whose
-// calls repeat a call id, or around the commit that carries a model step along with its
-// first dispatch. Every effect appends to a ledger file and fsyncs it before returning,
+// point: inside a tool effect (of a writing or a read-only tool, or a Code mode cell's
+// child), in the middle of a model stream, around the commit of a handoff, before the
+// first dispatch of a step whose calls repeat a call id, or around the commit that
+// carries a model step along with its first dispatch. Every effect appends to a ledger file and fsyncs it before returning,
 // so the parent can compare what happened in the world with what the log says.
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import type { ToolExecutor } from '@factum/agent-facts';
@@ -11,7 +11,7 @@ import { EventLog } from '@factum/event-log';
 import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { Engine } from '../../src/index.ts';
-import { echoCatalog, input, oneCall, repeatedCallId } from './agent-loop.ts';
+import { configuration, echoCatalog, input, oneCall, repeatedCallId } from './agent-loop.ts';
 
 const [file, named, ledger] = process.argv.slice(2) as [string, string, string];
 // `<scenario>-durable`: the run's start waits for its opening to be durable (`durableStart`).
@@ -27,7 +27,7 @@ const effect: ToolExecutor = {
     writeSync(fd, `${JSON.stringify(value)}\n`);
     fsyncSync(fd);
     closeSync(fd);
-    if (scenario === 'effect' || scenario === 'read-effect') die();
+    if (scenario === 'effect' || scenario === 'read-effect' || scenario === 'cell-effect') die();
     return value;
   },
 };
@@ -42,13 +42,21 @@ const opened = await EventLog.open(file, {
 // be written, with `model_completed` durable (an engine with live model facts).
 // `ride-before` / `ride-after`: die inside the transaction that carries the model step
 // along with its first T1, or just after it is durable, before anyone is told.
-const dispatching: Record<string, () => void> = {
+// `cell-pair-before`: die inside the transaction that carries a Code mode cell's T1.
+type Writes = Parameters<EventLog['commitTogether']>[0];
+const dispatching: Record<string, (writes: Writes) => void> = {
   'repeated-call-id': die,
   'ride-before': () => {
     dieAtNextCommit = 'before';
   },
   'ride-after': () => {
     dieAtNextCommit = 'after';
+  },
+  'cell-pair-before': (writes) => {
+    const cell = writes.some(
+      ({ event: { fact } }) => fact.kind === 'tool_dispatched' && fact.call.origin.kind === 'code_cell',
+    );
+    if (cell) dieAtNextCommit = 'before';
   },
 };
 const atDispatch = dispatching[scenario];
@@ -59,8 +67,8 @@ const log =
         get(target, property) {
           const value = Reflect.get(target, property, target);
           if (property !== 'commitTogether') return typeof value === 'function' ? value.bind(target) : value;
-          return (writes: Parameters<EventLog['commitTogether']>[0]) => {
-            if (writes.some((write) => write.event.fact.kind === 'tool_dispatched')) atDispatch();
+          return (writes: Writes) => {
+            if (writes.some((write) => write.event.fact.kind === 'tool_dispatched')) atDispatch(writes);
             return target.commitTogether(writes);
           };
         },
@@ -71,7 +79,18 @@ provider.script(
     ? { text: ['one ', 'two ', 'three ', 'four'], chunkDelayMs: 5 }
     : scenario === 'repeated-call-id'
       ? repeatedCallId
-      : oneCall('echo'),
+      : scenario === 'cell-effect' || scenario === 'cell-pair-before'
+        ? {
+            toolCalls: [
+              {
+                id: 'call-1',
+                name: 'exec',
+                arguments: { code: "await tools.echo({ value: 42 }); text('x');" },
+              },
+            ],
+            finishReason: 'tool_calls',
+          }
+        : oneCall('echo'),
   { text: 'done' },
 );
 // The test's engine registers the same host id after the crash, as a restarted host
@@ -84,10 +103,13 @@ const engine = new Engine({
 });
 const base = input(provider, 'crash', effect);
 // `read-effect`: the tool declares itself read-only, so its T1 rides with its T2.
+// `cell-…`: Code mode; `cell-effect` dies in the cell's child call's effect.
 const run =
   scenario === 'read-effect' && base.work.kind === 'message'
     ? { ...base, work: { ...base.work, tools: echoCatalog(effect, { readOnly: true }) } }
-    : base;
+    : scenario.startsWith('cell-')
+      ? { ...base, configuration: configuration('code_mode') }
+      : base;
 let observations = 0;
 const running = await engine.start(run, {
   durableStart,
