@@ -1,16 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
-import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../src/index.ts';
-import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
+import { ledgerLines, restartedCrashHost, turnAfterCrash } from './support/after-crash.ts';
+import { bounds, done, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
-
-const effectsIn = (path: string) =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 /**
  * An `exec` call's two dispatches commit in one transaction, before the cell runs. A
@@ -26,7 +20,7 @@ describe('a crash in the middle of a Code mode cell', () => {
     const ledger = join(dir.path, 'ledger');
     const live = await EventLog.open(dir.file);
     expect(await runCrashChild(dir.file, 'cell-effect', ledger)).toBe('SIGKILL');
-    expect(effectsIn(ledger)).toHaveLength(1);
+    expect(ledgerLines(ledger)).toHaveLength(1);
 
     const crashed = {
       sessionId: 'session',
@@ -50,21 +44,11 @@ describe('a crash in the middle of a Code mode cell', () => {
     // A restarted host ends the crashed run; the next turn runs nothing of it again.
     await using provider = await startScriptedProvider();
     provider.script(done);
-    const engine = new Engine({
-      log: live,
-      models: new ModelExecutor({ timeoutMs: 5_000 }),
-      code: new CodeExecutor(),
-      options: { lease: { hostId: 'crash-host' } },
-    });
-    const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
-    const base = input(provider, 'after', effect);
-    const result = await engine.run({
-      ...base,
-      work: { kind: 'message', message: 'go on', allowPriorUnknown: true, tools: base.work.tools },
-    });
+    const engine = restartedCrashHost(live);
+    const result = await engine.run(turnAfterCrash(provider, true));
     expect(result.outcome).toEqual({ kind: 'completed' });
     expect((await live.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe('failed');
-    expect(effectsIn(ledger)).toHaveLength(1);
+    expect(ledgerLines(ledger)).toHaveLength(1);
     await engine.drain();
     await live.close();
   }, 60_000);
@@ -74,7 +58,7 @@ describe('a crash in the middle of a Code mode cell', () => {
     const ledger = join(dir.path, 'ledger');
     const live = await EventLog.open(dir.file);
     expect(await runCrashChild(dir.file, 'cell-pair-before', ledger)).toBe('SIGKILL');
-    expect(effectsIn(ledger)).toEqual([]);
+    expect(ledgerLines(ledger)).toEqual([]);
     // The pair rode with the run's opening and model step: none of it reached the log,
     // so nothing is unfinished or uncertain, for the live process as for a reopened log.
     const reopened = await EventLog.open(dir.file);

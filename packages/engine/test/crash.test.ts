@@ -1,16 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
-import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../src/index.ts';
-import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
+import { ledgerLines, restartedCrashHost, turnAfterCrash } from './support/after-crash.ts';
+import { bounds, done, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
-
-const ledgerLines = (path: string) =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 describe('crash safety of the engine', () => {
   beforeAll(() => bundleChildren(crashChild));
@@ -65,26 +59,10 @@ describe('crash safety of the engine', () => {
       // A new engine recovers and carries on; nothing already done runs again.
       await using provider = await startScriptedProvider();
       provider.script(done);
-      const engine = new Engine({
-        log,
-        models: new ModelExecutor({ timeoutMs: 5_000 }),
-        code: new CodeExecutor(),
-        // A restarted host: the same id under a new epoch, so its dead epoch's runs end now.
-        options: { lease: { hostId: 'crash-host' } },
-      });
-      const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
+      const engine = restartedCrashHost(log);
       if (shows !== 'paused') {
-        const base = input(provider, 'after', effect);
         // A run that left no trace left nothing unknown either: no need to allow it.
-        const result = await engine.run({
-          ...base,
-          work: {
-            kind: 'message',
-            message: 'go on',
-            allowPriorUnknown: shows === 'unfinished',
-            tools: base.work.tools,
-          },
-        });
+        const result = await engine.run(turnAfterCrash(provider, shows === 'unfinished'));
         expect(result.outcome).toEqual({ kind: 'completed' });
         const terminal = (await log.prefix(bounds)).projectInvocation('invocation-crash').terminal;
         expect(terminal).toBe(shows === 'unfinished' ? 'failed' : undefined);

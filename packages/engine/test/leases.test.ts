@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog, type LogTarget } from '@factum/event-log';
 import { type TestStoreFactory, testStores } from '@factum/event-log/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerLines } from './support/after-crash.ts';
 import { bounds, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
@@ -75,9 +76,6 @@ const args = (
   ttl: number,
   ...rest: string[]
 ) => [command, JSON.stringify(target), ledger, name, String(ttl), ...rest];
-
-const ledgerLines = (path: string) =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 const postgres = testStores().find((factory) => factory.name === 'postgres');
 

@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
@@ -6,11 +5,9 @@ import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
+import { ledgerLines } from './support/after-crash.ts';
 import { bounds, done, input, oneCall, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
-
-const reads = (path: string) =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 /**
  * A read-only tool's T1 rides with its T2, so a process killed in the middle of a read
@@ -40,7 +37,7 @@ describe('a crash in the middle of a read-only call', () => {
 
     expect(await runCrashChild(dir.file, 'read-effect', ledger)).toBe('SIGKILL');
     // The read ran in the world; the log never heard of it.
-    expect(reads(ledger)).toHaveLength(1);
+    expect(ledgerLines(ledger)).toHaveLength(1);
     const stored = (await live.prefix(bounds)).events;
     expect(stored.filter((one) => one.event.invocation.invocationId === 'invocation-crash')).toEqual([]);
     expect((await live.prefix(bounds)).highWater).toBe(head);

@@ -7,6 +7,7 @@ import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.ts';
+import { restartedCrashHost } from './support/after-crash.ts';
 import { bounds, done, input, repeatedCallId, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
 
@@ -79,13 +80,7 @@ describe('a model step that repeats a call id', () => {
     // Recovery on start records both calls as rejected and ends the dead run.
     await using provider = await startScriptedProvider();
     provider.script(done);
-    const engine = new Engine({
-      log,
-      models: new ModelExecutor({ timeoutMs: 5_000 }),
-      code: new CodeExecutor(),
-      // A restarted host: the child's id under a new epoch, so its dead epoch's runs end now.
-      options: { lease: { hostId: 'crash-host' } },
-    });
+    const engine = restartedCrashHost(log);
     const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
     const result = await engine.run(input(provider, 'after', effect));
     expect(result.outcome).toEqual({ kind: 'completed' });

@@ -1,11 +1,9 @@
 import { join } from 'node:path';
-import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
-import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../src/index.ts';
-import { done, echoCatalog, input, temporaryDirectory } from './support/agent-loop.ts';
+import { restartedCrashHost, turnAfterCrash } from './support/after-crash.ts';
+import { done, echoCatalog, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
 
 const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
@@ -27,23 +25,10 @@ describe('replay in verify mode over the logs crashes leave', () => {
       await using provider = await startScriptedProvider();
       provider.script(done);
       await using log = await EventLog.open(dir.file);
-      const models = new ModelExecutor({ timeoutMs: 5_000 });
-      const engine = new Engine({
-        log,
-        models,
-        code: new CodeExecutor(),
-        options: { lease: { hostId: 'crash-host' } },
-      });
-      const base = input(provider, 'after', effect);
-      const next = base.provider;
-      const work = {
-        kind: 'message' as const,
-        message: 'go on',
-        allowPriorUnknown: true,
-        tools: base.work.tools,
-      };
-      if (crashed !== 'paused')
-        expect((await engine.run({ ...base, work })).outcome).toEqual({ kind: 'completed' });
+      const engine = restartedCrashHost(log);
+      const after = turnAfterCrash(provider, true);
+      const next = after.provider;
+      if (crashed !== 'paused') expect((await engine.run(after)).outcome).toEqual({ kind: 'completed' });
       const ends = (await log.prefix({ maxEvents: 1000, maxBytes: 1e7 })).events.flatMap(({ event }) =>
         event.fact.kind === 'invocation_ended'
           ? [[event.invocation.invocationId, event.fact.outcome.kind]]

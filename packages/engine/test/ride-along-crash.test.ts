@@ -1,12 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CodeExecutor } from '@factum/code-runtime';
 import { EventLog } from '@factum/event-log';
-import { ModelExecutor } from '@factum/model';
 import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../src/index.ts';
-import { bounds, done, input, temporaryDirectory } from './support/agent-loop.ts';
+import { restartedCrashHost, turnAfterCrash } from './support/after-crash.ts';
+import { bounds, done, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, crashChild, runCrashChild } from './support/child-node.ts';
 
 const crashed = {
@@ -55,18 +53,8 @@ describe('a model step rides along with its first T1', () => {
       // A restarted host ends the dead run and carries the session on; nothing runs.
       await using provider = await startScriptedProvider();
       provider.script(done);
-      const engine = new Engine({
-        log,
-        models: new ModelExecutor({ timeoutMs: 5_000 }),
-        code: new CodeExecutor(),
-        options: { lease: { hostId: 'crash-host' } },
-      });
-      const effect = { names: () => ['echo'], invoke: async (_: string, value: unknown) => value };
-      const base = input(provider, 'after', effect);
-      const result = await engine.run({
-        ...base,
-        work: { kind: 'message', message: 'go on', allowPriorUnknown: true, tools: base.work.tools },
-      });
+      const engine = restartedCrashHost(log);
+      const result = await engine.run(turnAfterCrash(provider, true));
       expect(result.outcome).toEqual({ kind: 'completed' });
       expect((await log.prefix(bounds)).projectInvocation('invocation-crash').terminal).toBe(
         scenario === 'ride-after' ? 'failed' : undefined,

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventLog } from '@factum/event-log';
 import { testStores } from '@factum/event-log/testing';
 import { startScriptedProvider } from '@factum/model/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ledgerLines } from './support/after-crash.ts';
 import { bounds, done, oneCall, temporaryDirectory } from './support/agent-loop.ts';
 import { bundleChildren, nodeArgs } from './support/child-node.ts';
 
@@ -36,9 +36,6 @@ function host(args: string[]): Host {
   );
   return { output, kill: () => process.kill('SIGKILL') };
 }
-
-const ledgerLines = (path: string) =>
-  existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 describe('several hosts on one PostgreSQL log', () => {
   it('a handoff committed by one process is resumed by another; nothing runs twice', async () => {
